@@ -1,0 +1,182 @@
+"""Scaled dot-product attention (paper §3.2.1) that keeps every intermediate matrix.
+
+    Attention(Q, K, V) = softmax(Q Kᵀ / √dk) V
+
+`scaled_dot_product_attention` computes exactly that formula, one named stage at a
+time, and returns an `AttentionTrace`: a frozen record of every stage with read-only
+arrays, so that a page, a notebook or a test can look at any of them.
+
+Conventions follow PyTorch's `scaled_dot_product_attention`:
+- a boolean mask's ``True`` means "query i may attend to key j";
+- ``scale=None`` means 1/√dk;
+- a query row whose keys are all masked gets weights 0 and output 0 (never NaN),
+  and is flagged in `AttentionTrace.fully_masked_rows`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+__all__ = ["AttentionTrace", "masked_softmax", "scaled_dot_product_attention"]
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """Every stage of one scaled dot-product attention, in the paper's order.
+
+    Shapes use n = number of queries, m = number of keys (and values), dk = query/key
+    size, dv = value size; ``...`` are leading dimensions such as heads.
+    """
+
+    q: np.ndarray
+    """Queries Q, (..., n, dk): row i is what token i is looking for."""
+    k: np.ndarray
+    """Keys K, (..., m, dk): row j is what token j offers to be found by."""
+    v: np.ndarray
+    """Values V, (..., m, dv): row j is what token j hands over when attended to."""
+    raw_scores: np.ndarray
+    """Q Kᵀ, (..., n, m): cell (i, j) is the dot product of query i and key j."""
+    scaled_scores: np.ndarray
+    """raw_scores · scale, (..., n, m); with the default scale, Q Kᵀ / √dk."""
+    mask: np.ndarray
+    """Effective boolean mask, (..., n, m): True where query i may attend to key j."""
+    masked_scores: np.ndarray
+    """scaled_scores with −inf where the mask is False, (..., n, m)."""
+    weights: np.ndarray
+    """softmax of masked_scores over the keys, (..., n, m): each row sums to 1, or is all
+    0 for a fully masked row."""
+    output: np.ndarray
+    """weights · V, (..., n, dv): row i is a weighted mix of the rows of V."""
+    fully_masked_rows: np.ndarray
+    """Boolean, (..., n): True for a query whose every key is masked (weights and
+    output of that row are 0)."""
+    scale: float
+    """The number the raw scores were multiplied by (1/√dk unless given)."""
+
+    @property
+    def dk(self) -> int:
+        """Size of the query and key vectors."""
+        return self.q.shape[-1]
+
+    def stage(self, name: str) -> np.ndarray:
+        """The recorded matrix called `name` (e.g. ``"weights"``)."""
+        if name not in _ARRAY_FIELDS:
+            raise KeyError(f"unknown stage {name!r}; known: {', '.join(_ARRAY_FIELDS)}")
+        return getattr(self, name)
+
+
+_ARRAY_FIELDS = tuple(f.name for f in fields(AttentionTrace) if f.name != "scale")
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _as_matrix_stack(name: str, value, dtype) -> np.ndarray:
+    array = np.array(value, dtype=dtype, copy=True)
+    if array.ndim < 2:
+        raise ValueError(f"{name} must have at least 2 dimensions (..., rows, size); got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return array
+
+
+def _result_dtype(*arrays) -> np.dtype:
+    """float32 when every input is float32 (memory matters for long inputs), else float64."""
+    if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in arrays):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Numerically stable softmax over the last axis, ignoring masked entries.
+
+    Subtracting the row maximum keeps exp() from overflowing (scores of ±1e6 are fine).
+    A row with no allowed entry gets all zeros instead of 0/0 = NaN.
+    """
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    row_max = np.max(scores, axis=-1, keepdims=True)  # (..., n, 1)
+    row_max = np.where(np.isfinite(row_max), row_max, 0)
+    exp_scores = np.exp(scores - row_max)  # (..., n, m), exp(−inf) = 0
+    row_sum = np.sum(exp_scores, axis=-1, keepdims=True)  # (..., n, 1)
+    return np.divide(exp_scores, row_sum, out=np.zeros_like(exp_scores), where=row_sum > 0)
+
+
+def _effective_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray:
+    if mask is None:
+        return np.broadcast_to(np.True_, scores_shape)
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise ValueError(
+            f"mask must be boolean (True = may attend); got dtype {mask.dtype} with shape {mask.shape}"
+        )
+    try:
+        return np.broadcast_to(mask, scores_shape).copy()  # own copy: the caller may edit theirs
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {mask.shape} does not broadcast to the scores' shape {scores_shape} "
+            "(..., n queries, m keys)"
+        ) from None
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None) -> AttentionTrace:
+    """Attention(Q, K, V) = softmax(mask(Q Kᵀ · scale)) V, recording every stage.
+
+    q: (..., n, dk), k: (..., m, dk), v: (..., m, dv); leading dimensions broadcast.
+    mask: boolean, broadcastable to (..., n, m), True = may attend; None = no mask.
+    scale: None for 1/√dk, otherwise the factor applied to the raw scores.
+    """
+    dtype = _result_dtype(q, k, v)
+    q = _as_matrix_stack("q", q, dtype)
+    k = _as_matrix_stack("k", k, dtype)
+    v = _as_matrix_stack("v", v, dtype)
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must share their last size dk; got q {q.shape} and k {k.shape}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have one row per key; got k {k.shape} and v {v.shape}")
+    if q.shape[-1] == 0 or q.shape[-2] == 0 or k.shape[-2] == 0:
+        raise ValueError(f"attention needs at least one query, one key and dk ≥ 1; got q {q.shape}, k {k.shape}")
+    try:
+        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"leading dimensions do not broadcast: q {q.shape}, k {k.shape}, v {v.shape}"
+        ) from None
+
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = float(scale)
+    if not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite number; got {scale}")
+
+    raw_scores = q @ np.swapaxes(k, -1, -2)  # (..., n, m)
+    scaled_scores = raw_scores * dtype.type(scale)  # (..., n, m)
+    if not np.all(np.isfinite(scaled_scores)):
+        raise ValueError(f"scores overflowed {dtype.name}; use smaller inputs or float64")
+    mask = _effective_mask(mask, scaled_scores.shape)  # (..., n, m)
+    if mask.all():
+        masked_scores = scaled_scores  # nothing masked: the same (read-only) record
+    else:
+        masked_scores = np.where(mask, scaled_scores, dtype.type(-np.inf))  # (..., n, m)
+    weights = masked_softmax(masked_scores)  # (..., n, m)
+    output = weights @ v  # (..., n, dv)
+    fully_masked_rows = ~mask.any(axis=-1)  # (..., n)
+
+    return AttentionTrace(
+        q=_read_only(q),
+        k=_read_only(k),
+        v=_read_only(v),
+        raw_scores=_read_only(raw_scores),
+        scaled_scores=_read_only(scaled_scores),
+        mask=mask if not mask.flags.writeable else _read_only(mask),  # broadcast views are already read-only
+        masked_scores=_read_only(masked_scores),
+        weights=_read_only(weights),
+        output=_read_only(output),
+        fully_masked_rows=_read_only(fully_masked_rows),
+        scale=scale,
+    )

@@ -1,0 +1,19 @@
+"""Recorded matrices as pandas DataFrames labelled by tokens, for tables and export.
+
+A separate submodule (it imports pandas): ``from attention_core.frames import matrix_frame``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .toy import ToyTrace
+
+__all__ = ["matrix_frame"]
+
+
+def matrix_frame(trace: ToyTrace, name: str) -> pd.DataFrame:
+    """The matrix called `name` as a DataFrame: rows and columns labelled "position:token"
+    (or "d<t>" for feature dimensions). Masked scores keep their −inf."""
+    rows, columns = trace.axis_labels(name)
+    return pd.DataFrame(trace.matrix(name), index=rows, columns=columns)

@@ -1,0 +1,96 @@
+"""Turn a sentence into tokens, the rows and columns of every attention matrix.
+
+Rules (documented because users see the result as axis labels):
+- white space separates tokens and is never a token itself;
+- in alphabetic scripts a token is a run of letters, digits and combining marks;
+  an apostrophe between letters stays inside the word ("don't" is one token);
+- every Chinese/Japanese character (Han, Hiragana, Katakana) is a token of its own,
+  since those scripts put no spaces between words;
+- every other character (punctuation, symbols, emoji) is a token of its own, except
+  that joiners, variation selectors and skin-tone modifiers stay with the character
+  before them, so "👩‍💻" is one token;
+- no token is empty.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["MAX_TOKENS", "token_labels", "tokenize"]
+
+MAX_TOKENS = 64
+"""Longest sentence the app draws cell by cell; longer input is cut to this many tokens."""
+
+_APOSTROPHES = "'’"
+_ZERO_WIDTH_JOINER = "\u200d"
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK Extension A
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0xF900, 0xFAFF),  # CJK Compatibility Ideographs
+    (0x20000, 0x3134F),  # CJK Extensions B–G
+)
+
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+def _joins_previous(char: str) -> bool:
+    """Characters that belong to the one before: marks, joiners, emoji modifiers."""
+    return (
+        unicodedata.category(char).startswith("M")
+        or char == _ZERO_WIDTH_JOINER
+        or 0xFE00 <= ord(char) <= 0xFE0F  # variation selectors
+        or 0x1F3FB <= ord(char) <= 0x1F3FF  # skin-tone modifiers
+    )
+
+
+def _is_word_char(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LN" and not _is_cjk(char)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split `text` into tokens by the rules in this module's docstring."""
+    tokens: list[str] = []
+    word = ""  # the alphabetic word being read, if any
+    glue_next = False  # the previous character was a zero-width joiner
+
+    def flush() -> None:
+        nonlocal word
+        if word:
+            tokens.append(word)
+            word = ""
+
+    for index, char in enumerate(text):
+        if glue_next and not char.isspace():
+            glue_next = char == _ZERO_WIDTH_JOINER
+            if word:
+                word += char
+            elif tokens:
+                tokens[-1] += char
+            continue
+        glue_next = False
+        if char.isspace():
+            flush()
+        elif _joins_previous(char) and (word or tokens):
+            if word:
+                word += char
+            else:
+                tokens[-1] += char
+            glue_next = char == _ZERO_WIDTH_JOINER
+        elif _is_word_char(char):
+            word += char
+        elif char in _APOSTROPHES and word and index + 1 < len(text) and _is_word_char(text[index + 1]):
+            word += char
+        else:
+            flush()
+            tokens.append(char)
+    flush()
+    return tokens
+
+
+def token_labels(tokens: list[str]) -> list[str]:
+    """Axis labels "position:token", so that two equal tokens stay two rows."""
+    return [f"{position}:{token}" for position, token in enumerate(tokens)]
