@@ -1,0 +1,90 @@
+"""Step through Attention(Q, K, V) = softmax(QKᵀ/√dk)V, one recorded stage at a time."""
+
+import math
+
+import streamlit as st
+
+from attention_core import STAGES
+from ui.state import controls, t, trace_or_stop
+from ui.views import fully_masked_notice, matrix_view
+
+STAGE_NAMES = [stage.name for stage in STAGES]
+
+
+def _move(step: int) -> None:
+    index = STAGE_NAMES.index(st.session_state.get("stage", STAGE_NAMES[0]))
+    st.session_state["stage"] = STAGE_NAMES[min(max(index + step, 0), len(STAGE_NAMES) - 1)]
+
+
+def stage_explanation(stage_name: str, trace) -> None:
+    """The plain sentences under a stage's formula."""
+    settings = trace.settings
+    n, m = len(trace.query_tokens), len(trace.key_tokens)
+    dk = settings.dk
+    st.markdown(
+        t(
+            f"stage.{stage_name}.explain",
+            n=n,
+            m=m,
+            dk=dk,
+            dv=trace.attention.v.shape[-1],
+            d_model=trace.x_query.shape[-1],
+            scale=trace.attention.scale,
+        )
+    )
+    if stage_name == "qkv" and settings.projection == "identity":
+        st.caption(t("stage.qkv.identity"))
+    if stage_name == "scaled_scores" and not math.isclose(trace.attention.scale, 1 / math.sqrt(dk)):
+        st.caption(t("stage.scaled_scores.custom_scale", scale=trace.attention.scale))
+    if stage_name == "masked_scores" and settings.mask.is_empty:
+        st.caption(t("stage.masked_scores.none"))
+    if stage_name in ("masked_scores", "weights", "output"):
+        fully_masked_notice(trace)
+
+
+def show_stage(stage, trace, key: str) -> None:
+    """Title, formula, explanation and the stage's matrices side by side."""
+    st.subheader(t(f"stage.{stage.name}.title"))
+    st.latex(stage.formula)
+    stage_explanation(stage.name, trace)
+    for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
+        with column:
+            matrix_view(trace, name, key=f"{key}-{stage.name}")
+
+
+settings = controls()
+title_column, view_column = st.columns([3, 2], vertical_alignment="bottom")
+title_column.title(t("app.title"))
+view = view_column.segmented_control(
+    t("step.view"),
+    ["steps", "overview"],
+    format_func=lambda option: t(f"step.view.{option}"),
+    default="steps",
+    required=True,
+    key="view",
+    persist_state="session",
+)
+st.caption(t("app.tagline"))
+trace = trace_or_stop(settings)
+
+if view == "overview":
+    for stage in STAGES:
+        show_stage(stage, trace, key="overview")
+        st.divider()
+else:
+    st.session_state.setdefault("stage", STAGE_NAMES[0])
+    previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
+    previous_column.button(t("step.previous"), on_click=_move, args=(-1,), key="previous", width="stretch")
+    next_column.button(t("step.next"), on_click=_move, args=(1,), key="next", width="stretch")
+    stage_name = selector_column.segmented_control(
+        t("step.stage"),
+        STAGE_NAMES,
+        format_func=lambda name: t(f"stage.{name}.short"),
+        required=True,
+        key="stage",
+        persist_state="session",
+        width="stretch",
+    )
+    index = STAGE_NAMES.index(stage_name)
+    show_stage(STAGES[index], trace, key="step")
+    st.caption(t("step.progress", number=index + 1, total=len(STAGES)))
