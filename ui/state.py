@@ -7,6 +7,9 @@ changes; pages never read `st.session_state` for settings themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
 import streamlit as st
 
 from attention_core import MAX_DIM, InputError, MaskSpec, ToySettings, ToyTrace, build_toy_trace, token_labels, tokenize
@@ -14,15 +17,21 @@ from attention_core.figures import FigureText
 
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
 
-EXAMPLES: dict[str, str] = {
-    "The cat sat on the mat because it was tired.": "en",
-    "The animal didn't cross the street because it was too tired.": "en",
-    "I saw a cat. The cat saw me. It ran away.": "en",
-    "猫坐在垫子上，因为它累了。": "zh",
-    "我爱自然语言处理。": "zh",
+EXAMPLES: dict[str, tuple[str, str]] = {
+    # shown name: (sentence for keys and values, sentence for queries or "" for self-attention)
+    "The cat sat on the mat because it was tired.": ("The cat sat on the mat because it was tired.", ""),
+    "The animal didn't cross the street because it was too tired.": (
+        "The animal didn't cross the street because it was too tired.",
+        "",
+    ),
+    "I saw a cat. The cat saw me. It ran away.": ("I saw a cat. The cat saw me. It ran away.", ""),
+    "猫坐在垫子上，因为它累了。": ("猫坐在垫子上，因为它累了。", ""),
+    "我爱自然语言处理。": ("我爱自然语言处理。", ""),
+    "The cat sat on the mat. → 猫坐在垫子上。": ("The cat sat on the mat.", "猫坐在垫子上。"),
 }
 DEFAULTS = ToySettings()
 MASK_KINDS = ("none", "causal", "padding")
+T = TypeVar("T")
 PROJECTIONS = ("random", "identity")
 
 
@@ -52,7 +61,8 @@ def figure_text() -> FigureText:
 def _load_example() -> None:
     example = st.session_state.get("example")
     if example:
-        st.session_state["text"] = example
+        st.session_state["text"], st.session_state["query_text"] = EXAMPLES[example]
+        st.session_state["cross"] = bool(EXAMPLES[example][1])
         st.session_state["example"] = None
 
 
@@ -81,6 +91,11 @@ def controls() -> ToySettings:
         help=t("control.text.help"),
         persist_state="session",
     )
+    cross = sidebar.toggle(t("control.cross"), key="cross", help=t("control.cross.help"), persist_state="session")
+    query_text = ""
+    if cross:
+        st.session_state.setdefault("query_text", "")
+        query_text = sidebar.text_area(t("control.query_text"), height=68, key="query_text", persist_state="session")
     sidebar.selectbox(
         t("control.example"),
         list(EXAMPLES),
@@ -101,6 +116,8 @@ def controls() -> ToySettings:
         persist_state="session",
     )
     padding: tuple[int, ...] = ()
+    if mask_kind == "causal" and cross:
+        sidebar.caption(t("control.mask.causal_cross"))
     if mask_kind == "padding":
         options = _pad_position_options(text)
         labels = token_labels(tokenize(text))
@@ -141,6 +158,7 @@ def controls() -> ToySettings:
     )
     return ToySettings(
         text=text,
+        query_text=query_text,
         dk=int(dk),
         d_model=int(d_model),
         seed=int(seed),
@@ -150,17 +168,25 @@ def controls() -> ToySettings:
     )
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _cached_trace(settings: ToySettings) -> ToyTrace:
-    # cache_resource shares one object instead of copying it: safe, because a trace is
-    # frozen and its arrays are read-only.
-    return build_toy_trace(settings)
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _memo(name: str, _function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
+    # cache_resource shares one object instead of copying it: safe, because the engine's
+    # records are frozen and their arrays read-only. `name` keys the function.
+    return _function(*args)
+
+
+def memo(function: Callable[..., T], *args: Hashable) -> T:
+    """function(*args), computed once per distinct small, hashable arguments and shared.
+
+    For the engine's pure functions only (their results are immutable records).
+    """
+    return _memo(f"{function.__module__}.{function.__qualname__}", function, args)
 
 
 def trace_or_stop(settings: ToySettings) -> ToyTrace:
     """The cached trace for `settings`; on input the user must fix, explain and stop the page."""
     try:
-        trace = _cached_trace(settings)
+        trace = memo(build_toy_trace, settings)
     except InputError as problem:
         st.info(t(f"error.{problem.code}", **problem.details))
         st.stop()

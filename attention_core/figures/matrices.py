@@ -1,4 +1,4 @@
-"""Plotly figures of recorded matrices, the same ones the app shows.
+"""Heatmaps of recorded matrices, labelled by tokens.
 
 A separate submodule (it imports Plotly), so a notebook gets the app's figures with
 ``from attention_core.figures import heatmap``.
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .stages import MATRICES
-from .toy import ToyTrace
+from ..stages import MATRICES
+from ..toy import ToyTrace
 
 __all__ = ["DIVERGING", "SEQUENTIAL", "FigureText", "heatmap", "matrix_heatmap"]
 

@@ -1,0 +1,119 @@
+"""A real browser against a real server: `streamlit run app.py` driven by headless Chromium.
+
+Needs Debian's chromium at /usr/bin/chromium and the Python `playwright` package; without
+them every browser test is skipped with the reason. Playwright never downloads a browser
+here: it launches the system's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # the tests run as root in CI
+    "--disable-gpu",
+    "--disable-background-networking",  # the machine has no internet: no stray requests
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+    pytest.skip(f"no Chromium at {CHROMIUM} (Debian package `chromium`)", allow_module_level=True)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.browser)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for_health(url: str, process: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"streamlit did not become healthy within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of a fresh `streamlit run app.py` on a free local port."""
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = (ARTIFACTS / "streamlit.log").open("w")
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+            "--server.headless", "true",
+            "--server.port", str(port),
+            "--server.address", "127.0.0.1",
+            "--browser.gatherUsageStats", "false",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_health(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh browser tab (1280×720, a projector's size) that records console errors and
+    every request leaving the machine."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    tab = context.new_page()
+    tab.console_errors = []
+    tab.external_requests = []
+    tab.on("console", lambda message: message.type == "error" and tab.console_errors.append(message.text))
+    tab.on(
+        "request",
+        lambda request: request.url.startswith(("http://", "https://"))
+        and not request.url.startswith(app_url)
+        and tab.external_requests.append(request.url),
+    )
+    tab.app_url = app_url
+    yield tab
+    context.close()
