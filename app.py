@@ -4,17 +4,17 @@ import streamlit as st
 
 from ui.state import t
 
-st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
 
 PAGES = (
-    # (file, string key of the title, icon, URL path)
-    ("pages/step_through.py", "page.step_through", "👣", "step"),
-    ("pages/why_sqrt_dk.py", "page.why_sqrt_dk", "📏", "why-sqrt-dk"),
-    ("pages/follow_cell.py", "page.follow_cell", "🔬", "cell"),
-    ("pages/mask_lab.py", "page.mask_lab", "🎭", "masks"),
-    ("pages/multi_head.py", "page.multi_head", "🧠", "multi-head"),
-    ("pages/your_numbers.py", "page.your_numbers", "✍️", "your-numbers"),
-    ("pages/compare.py", "page.compare", "⚖️", "compare"),
+    # (file, string key of the title, icon (Streamlit ships the Material font: no CDN), URL path)
+    ("pages/step_through.py", "page.step_through", ":material/footprint:", "step"),
+    ("pages/why_sqrt_dk.py", "page.why_sqrt_dk", ":material/straighten:", "why-sqrt-dk"),
+    ("pages/follow_cell.py", "page.follow_cell", ":material/biotech:", "cell"),
+    ("pages/mask_lab.py", "page.mask_lab", ":material/theater_comedy:", "masks"),
+    ("pages/multi_head.py", "page.multi_head", ":material/hub:", "multi-head"),
+    ("pages/your_numbers.py", "page.your_numbers", ":material/edit_note:", "your-numbers"),
+    ("pages/compare.py", "page.compare", ":material/compare:", "compare"),
 )
 
 navigation = st.navigation(

@@ -49,7 +49,7 @@ def show_stage(stage, trace, key: str) -> None:
     stage_explanation(stage.name, trace)
     for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
         with column:
-            matrix_view(trace, name, key=f"{key}-{stage.name}")
+            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=len(stage.matrices) > 1)
 
 
 settings = controls()

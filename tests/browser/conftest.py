@@ -17,10 +17,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from plotly_page import ARTIFACTS
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = [
     "--no-sandbox",  # the tests run as root in CI
     "--disable-gpu",

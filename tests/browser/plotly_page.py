@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+"""Screenshots and the server log of a browser test run land here (ignored by git)."""
+
 HEATMAPS_JS = """
 () => Array.from(document.querySelectorAll('.js-plotly-plot')).map(graph => ({
     title: (graph.layout && graph.layout.title && graph.layout.title.text) || '',

@@ -1,0 +1,73 @@
+"""The step-through page in headless Chromium against `streamlit run`, as a student uses it."""
+
+from __future__ import annotations
+
+import numpy as np
+from plotly_page import ARTIFACTS, graphs, wait_for_app
+
+from attention_core import ToySettings, build_toy_trace
+
+
+def _heatmap_named(page, title_part: str) -> dict:
+    for graph in graphs(page):
+        if title_part in graph["title"] and graph["traces"]:
+            return graph["traces"][0]
+    raise AssertionError(f"no heatmap titled {title_part!r}: {[g['title'] for g in graphs(page)]}")
+
+
+def _wait_until_changed(page, title_part: str, before: list) -> dict:
+    for _ in range(60):
+        page.wait_for_timeout(250)
+        try:
+            current = _heatmap_named(page, title_part)
+        except AssertionError:
+            continue
+        if current["z"] != before:
+            return current
+    raise AssertionError("the heatmap was not repainted")
+
+
+def _open(page, path: str = "/") -> None:
+    page.goto(page.app_url + path)
+    wait_for_app(page)
+
+
+def test_first_stage_draws_the_embeddings_of_the_sentence(page):
+    _open(page)
+    heat = _heatmap_named(page, "X")
+    expected = build_toy_trace(ToySettings())
+    assert heat["y"] == expected.query_labels
+    np.testing.assert_allclose(np.array(heat["z"]), expected.x_query, rtol=1e-12)
+    assert page.locator(".katex").count() >= 1, "the stage's formula is typeset"
+    page.screenshot(path=str(ARTIFACTS / "step_through.png"))
+    assert not page.console_errors
+    assert not page.external_requests, "nothing is loaded from the internet"
+
+
+def test_next_button_and_dk_slider_repaint_the_scores(page):
+    _open(page)
+    for _ in range(2):
+        page.get_by_role("button", name="Next →").click()
+        page.wait_for_timeout(400)
+    wait_for_app(page)
+    before = _heatmap_named(page, "QKᵀ")
+    np.testing.assert_allclose(np.array(before["z"]), build_toy_trace(ToySettings()).attention.raw_scores)
+
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    slider.focus()
+    slider.press("ArrowRight")  # dk 8 → 9
+    after = _wait_until_changed(page, "QKᵀ", before["z"])
+    np.testing.assert_allclose(np.array(after["z"]), build_toy_trace(ToySettings(dk=9)).attention.raw_scores)
+    assert not page.console_errors
+
+
+def test_switching_to_chinese_translates_the_page_and_keeps_the_stage(page):
+    _open(page)
+    page.get_by_role("button", name="Next →").click()
+    page.wait_for_timeout(400)
+    page.get_by_text("中文", exact=True).click()
+    page.get_by_text("查询 Q、键 K、值 V").first.wait_for(timeout=20_000)
+    wait_for_app(page)
+    assert page.get_by_role("button", name="下一步 →").is_visible()
+    page.screenshot(path=str(ARTIFACTS / "step_through_zh.png"))
+    assert not page.console_errors

@@ -1,0 +1,67 @@
+"""Heatmaps: labels, colour scales and masked cells as the app's conventions say."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_core import MaskSpec, ToySettings, build_toy_trace
+from attention_core.figures import DIVERGING, SEQUENTIAL, FigureText, heatmap
+from attention_core.figures.matrices import MAX_CELLS_WITH_NUMBERS
+
+
+def _heat(figure):
+    return next(trace for trace in figure.data if trace.type == "heatmap")
+
+
+def test_weights_use_a_fixed_zero_to_one_scale_and_scores_a_centred_one():
+    trace = build_toy_trace(ToySettings())
+    weights = _heat(heatmap(trace, "weights"))
+    assert (weights.zmin, weights.zmax) == (0.0, 1.0)
+    scores = _heat(heatmap(trace, "raw_scores"))
+    assert scores.zmid == 0.0
+    assert scores.colorscale != weights.colorscale
+    assert DIVERGING != SEQUENTIAL
+
+
+def test_repeated_tokens_stay_separate_rows():
+    trace = build_toy_trace(ToySettings(text="the cat the cat"))
+    heat = _heat(heatmap(trace, "weights"))
+    assert list(heat.y) == ["0:the", "1:cat", "2:the", "3:cat"]
+    assert len(set(heat.x)) == 4
+
+
+def test_heatmap_draws_the_recorded_values():
+    trace = build_toy_trace(ToySettings(text="a b c d", dk=3))
+    np.testing.assert_array_equal(np.asarray(_heat(heatmap(trace, "raw_scores")).z), trace.attention.raw_scores)
+    heat = _heat(heatmap(trace, "q"))
+    np.testing.assert_array_equal(np.asarray(heat.z), trace.attention.q)
+    assert list(heat.x) == ["d0", "d1", "d2"]
+
+
+def test_masked_cells_are_gaps_with_a_marker_but_the_record_keeps_its_numbers():
+    trace = build_toy_trace(ToySettings(text="a b c", mask=MaskSpec(causal=True)))
+    figure = heatmap(trace, "weights", text=FigureText(masked="已遮蔽"))
+    z = np.asarray(_heat(figure).z, dtype=float)
+    masked = ~trace.attention.mask
+    assert np.isnan(z[masked]).all()
+    np.testing.assert_array_equal(z[~masked], trace.attention.weights[~masked])
+    markers = [t for t in figure.data if t.type == "scatter"]
+    assert len(markers) == 1 and len(markers[0].x) == masked.sum() == 3
+    assert markers[0].name == "已遮蔽"
+    assert not np.isnan(trace.attention.weights).any()  # display only
+
+
+def test_numbers_are_printed_in_small_matrices_only():
+    small = build_toy_trace(ToySettings(text="a b c"))
+    assert _heat(heatmap(small, "weights")).texttemplate
+    side = int(MAX_CELLS_WITH_NUMBERS**0.5) + 2
+    large = build_toy_trace(ToySettings(text=" ".join(f"w{i}" for i in range(side))))
+    assert not _heat(heatmap(large, "weights")).texttemplate
+
+
+def test_figure_words_are_the_callers():
+    trace = build_toy_trace(ToySettings())
+    figure = heatmap(trace, "weights", text=FigureText(query="查询词元", key="键词元"))
+    assert figure.layout.yaxis.title.text == "查询词元"
+    assert figure.layout.xaxis.title.text == "键词元"
+    assert "查询词元" in _heat(figure).hovertemplate

@@ -1,0 +1,64 @@
+"""Translations: every key in both languages, with the same placeholders, and used keys exist."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from ui.i18n import LANGUAGES, load_strings, translate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_every_string_has_every_language_and_no_key_is_defined_twice():
+    strings = load_strings.__wrapped__()  # fresh read, not the cached one
+    assert strings
+    for key, entry in strings.items():
+        for lang in LANGUAGES:
+            assert entry.get(lang), f"{key} lacks {lang}"
+
+
+@pytest.mark.parametrize("key", sorted(load_strings()))
+def test_both_languages_use_the_same_placeholders(key):
+    entry = load_strings()[key]
+    assert _placeholders(entry["en"]) == _placeholders(entry["zh"]), key
+
+
+def test_chinese_strings_are_translated_not_copied():
+    """Most Chinese strings contain CJK characters (short symbolic ones like "1 · X" may not)."""
+    strings = load_strings()
+    cjk = [key for key, entry in strings.items() if re.search(r"[\u4e00-\u9fff]", entry["zh"])]
+    assert len(cjk) / len(strings) > 0.8
+
+
+def test_duplicate_or_incomplete_strings_are_reported(tmp_path):
+    (tmp_path / "a.toml").write_text('["x"]\nen = "a"\nzh = "甲"\n', encoding="utf-8")
+    (tmp_path / "b.toml").write_text('["x"]\nen = "b"\nzh = "乙"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="twice"):
+        load_strings.__wrapped__(tmp_path)
+    (tmp_path / "b.toml").write_text('["y"]\nen = "b"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="lacks zh"):
+        load_strings.__wrapped__(tmp_path)
+
+
+def test_translate_fills_placeholders_and_falls_back():
+    assert translate("step.progress", "zh", number=2, total=7) == "第 2 步，共 7 步"
+    assert translate("step.progress", "xx", number=2, total=7) == "Step 2 of 7"
+    assert translate("no.such.key", "en") == "no.such.key"
+
+
+def test_every_literal_key_used_in_the_code_exists():
+    """Keys written literally as t("...") in pages and ui must be defined."""
+    strings = load_strings()
+    used = set()
+    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py"]:
+        used |= set(re.findall(r'\bt\(\s*"([a-z_][\w.]*)"', path.read_text(encoding="utf-8")))
+    missing = sorted(key for key in used if key not in strings)
+    assert not missing, missing

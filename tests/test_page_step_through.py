@@ -1,0 +1,164 @@
+"""The step-through page as a user drives it (AppTest): what is drawn follows the controls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app
+
+from attention_core import MAX_TOKENS, MaskSpec, ToySettings, build_toy_trace
+from attention_core.stages import STAGES
+
+STAGE_NAMES = [stage.name for stage in STAGES]
+
+
+def _spec_of(at, matrix: str) -> dict:
+    """The drawn figure of one matrix of the current stage (chart keys end with the matrix name)."""
+    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
+        if chart_id.endswith(f"-{matrix}"):
+            return spec
+    raise AssertionError(f"no chart for {matrix}: {chart_ids(at)}")
+
+
+def _at_stage(stage: str, **session):
+    return run_app(stage=stage, **session)
+
+
+def test_default_page_runs_and_shows_the_first_stage():
+    at = run_app()
+    assert not at.exception
+    assert at.title[0].value == "Attention Explorer"
+    x = heatmap_z(_spec_of(at, "x_query"))
+    np.testing.assert_allclose(x, build_toy_trace(ToySettings()).x_query)
+
+
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_stage_renders_in_both_languages(stage, lang):
+    at = _at_stage(stage, lang=lang)
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == len(next(s for s in STAGES if s.name == stage).matrices)
+    assert at.latex, "each stage shows its formula"
+    text = " ".join(element.value for element in at.markdown)
+    if lang == "zh":
+        assert any("\u4e00" <= char <= "\u9fff" for char in text)
+
+
+def test_next_and_previous_walk_through_the_stages():
+    at = run_app()
+    for expected in STAGE_NAMES[1:]:
+        at.button(key="next").click().run()
+        assert at.segmented_control(key="stage").value == expected
+    at.button(key="next").click().run()  # stays on the last stage
+    assert at.segmented_control(key="stage").value == STAGE_NAMES[-1]
+    at.button(key="previous").click().run()
+    assert at.segmented_control(key="stage").value == STAGE_NAMES[-2]
+
+
+def test_moving_the_dk_slider_changes_the_drawn_scores():
+    at = _at_stage("scaled_scores")
+    before = heatmap_z(_spec_of(at, "scaled_scores"))
+    at.slider(key="dk").set_value(32).run()
+    after = heatmap_z(_spec_of(at, "scaled_scores"))
+    assert not np.allclose(before, after)
+    np.testing.assert_allclose(after, build_toy_trace(ToySettings(dk=32)).attention.scaled_scores)
+
+
+def test_raising_dk_by_one_adds_a_column_to_q():
+    at = _at_stage("qkv")
+    before = heatmap_z(_spec_of(at, "q"))
+    at.slider(key="dk").set_value(9).run()
+    after = heatmap_z(_spec_of(at, "q"))
+    assert after.shape == (before.shape[0], before.shape[1] + 1)
+    np.testing.assert_allclose(after[:, :-1], before)
+
+
+def test_editing_the_tokens_changes_the_drawn_weights_and_labels():
+    at = _at_stage("weights")
+    at.text_area(key="text").input("我爱自然语言处理。").run()
+    spec = _spec_of(at, "weights")
+    assert spec["data"][0]["y"][:2] == ["0:我", "1:爱"]
+    np.testing.assert_allclose(
+        heatmap_z(spec), build_toy_trace(ToySettings(text="我爱自然语言处理。")).attention.weights
+    )
+
+
+def test_changing_the_mask_changes_the_weights_and_marks_masked_cells():
+    at = _at_stage("weights")
+    before = heatmap_z(_spec_of(at, "weights"))
+    at.radio(key="mask_kind").set_value("causal").run()
+    after = heatmap_z(_spec_of(at, "weights"))
+    expected = build_toy_trace(ToySettings(mask=MaskSpec(causal=True))).attention
+    assert np.isnan(after[~expected.mask]).all()
+    np.testing.assert_allclose(after[expected.mask], expected.weights[expected.mask])
+    assert not np.allclose(np.nan_to_num(before), np.nan_to_num(after))
+
+
+def test_padding_mask_uses_the_chosen_pad_tokens():
+    at = _at_stage("masked_scores", mask_kind="padding")
+    assert "Pick the tokens" in " ".join(c.value for c in at.sidebar.caption)
+    at.multiselect(key="pad_positions").set_value([9, 10]).run()
+    z = heatmap_z(_spec_of(at, "masked_scores"))
+    assert np.isnan(z[:, 9:]).all() and not np.isnan(z[:, :9]).any()
+
+
+def test_fully_masked_rows_are_explained():
+    at = _at_stage("weights", mask_kind="padding", text="a b c", pad_positions=[0, 1, 2])
+    assert any("NaN" in warning.value for warning in at.warning)
+
+
+def test_loading_an_example_fills_the_sentence():
+    at = run_app()
+    at.selectbox(key="example").select("猫坐在垫子上，因为它累了。").run()
+    assert at.text_area(key="text").value == "猫坐在垫子上，因为它累了。"
+    assert heatmap_z(_spec_of(at, "x_query")).shape[0] == 13
+
+
+def test_cross_attention_draws_n_by_m_scores():
+    at = _at_stage("raw_scores", cross=True, query_text="猫坐在垫子上。", text="The cat sat on the mat today.")
+    z = heatmap_z(_spec_of(at, "raw_scores"))
+    assert z.shape == (7, 8)
+
+
+def test_identity_projection_and_positional_encoding_change_what_is_drawn():
+    at = _at_stage("qkv")
+    at.radio(key="projection").set_value("identity").run()
+    expected = build_toy_trace(ToySettings(projection="identity"))
+    np.testing.assert_allclose(heatmap_z(_spec_of(at, "q")), expected.x_query)
+    at.toggle(key="positional").set_value(True).run()
+    np.testing.assert_allclose(
+        heatmap_z(_spec_of(at, "q")), build_toy_trace(ToySettings(projection="identity", positional=True)).x_query
+    )
+
+
+def test_overview_shows_every_stage():
+    at = run_app(view="overview")
+    assert len(at.get("plotly_chart")) == sum(len(stage.matrices) for stage in STAGES)
+
+
+def test_switching_language_keeps_the_settings():
+    at = _at_stage("weights", dk=12, text="a b c d")
+    at.segmented_control(key="lang").set_value("zh").run()
+    assert at.slider(key="dk").value == 12
+    assert at.segmented_control(key="stage").value == "weights"
+    assert "Softmax 权重" in at.subheader[0].value
+    np.testing.assert_allclose(
+        heatmap_z(_spec_of(at, "weights")), build_toy_trace(ToySettings(text="a b c d", dk=12)).attention.weights
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "The sentence is empty"), ("   \n ", "The sentence is empty"), ("alone", "at least two tokens")],
+)
+def test_bad_input_gets_a_message_not_a_traceback(text, message):
+    at = run_app(text=text)
+    assert not at.exception
+    assert message in at.info[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_too_many_tokens_are_cut_with_a_notice():
+    at = run_app(text=" ".join(f"w{i}" for i in range(MAX_TOKENS + 5)))
+    assert f"at most {MAX_TOKENS} tokens" in at.warning[0].value
+    assert heatmap_z(_spec_of(at, "x_query")).shape[0] == MAX_TOKENS
