@@ -1,10 +1,15 @@
 """Attention Explorer: the entry point routes to the pages; the pages describe the UI."""
 
+from pathlib import Path
+
 import streamlit as st
+from PIL import Image
 
 from ui.state import t
 
-st.set_page_config(page_title="Attention Explorer", page_icon=":material/visibility:", layout="wide")
+# A local favicon: a Material icon here would be fetched from a font CDN that classrooms may block.
+FAVICON = Image.open(Path(__file__).with_name("assets") / "favicon.png")
+st.set_page_config(page_title="Attention Explorer", page_icon=FAVICON, layout="wide")
 
 PAGES = (
     # (file, string key of the title, icon (Streamlit ships the Material font: no CDN), URL path)
