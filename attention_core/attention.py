@@ -96,20 +96,21 @@ def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     """Numerically stable softmax over the last axis, ignoring masked entries.
 
     Subtracting the row maximum keeps exp() from overflowing (scores of ±1e6 are fine).
-    A row with no allowed entry gets all zeros instead of 0/0 = NaN.
+    A row with no allowed entry (all −inf) gets all zeros instead of 0/0 = NaN.
     """
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
-    row_max = np.max(scores, axis=-1, keepdims=True)  # (..., n, 1)
-    row_max = np.where(np.isfinite(row_max), row_max, 0)
-    exp_scores = np.exp(scores - row_max)  # (..., n, m), exp(−inf) = 0
-    row_sum = np.sum(exp_scores, axis=-1, keepdims=True)  # (..., n, 1)
-    return np.divide(exp_scores, row_sum, out=np.zeros_like(exp_scores), where=row_sum > 0)
+    row_max = np.max(scores, axis=-1, keepdims=True)  # (..., n, 1), −inf for a fully masked row
+    row_max[~np.isfinite(row_max)] = 0
+    weights = scores - row_max  # (..., n, m), a new array: `scores` is a record
+    np.exp(weights, out=weights)  # exp(−inf) = 0
+    row_sum = np.sum(weights, axis=-1, keepdims=True)  # (..., n, 1)
+    row_sum[row_sum == 0] = 1  # a fully masked row: 0 / 1 = 0
+    weights /= row_sum
+    return weights
 
 
 def _effective_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray:
-    if mask is None:
-        return np.broadcast_to(np.True_, scores_shape)
     mask = np.asarray(mask)
     if mask.dtype != np.bool_:
         raise ValueError(
@@ -156,16 +157,18 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
 
     raw_scores = q @ np.swapaxes(k, -1, -2)  # (..., n, m)
     scaled_scores = raw_scores * dtype.type(scale)  # (..., n, m)
-    if not np.all(np.isfinite(scaled_scores)):
+    if not (np.isfinite(scaled_scores.max()) and np.isfinite(scaled_scores.min())):  # two reductions, no copy
         raise ValueError(f"scores overflowed {dtype.name}; use smaller inputs or float64")
-    mask = _effective_mask(mask, scaled_scores.shape)  # (..., n, m)
-    if mask.all():
+    if mask is None:
+        mask = np.broadcast_to(np.True_, scaled_scores.shape)  # (..., n, m), read-only, no memory
         masked_scores = scaled_scores  # nothing masked: the same (read-only) record
+        fully_masked_rows = np.zeros(scaled_scores.shape[:-1], dtype=bool)  # (..., n)
     else:
+        mask = _effective_mask(mask, scaled_scores.shape)  # (..., n, m)
         masked_scores = np.where(mask, scaled_scores, dtype.type(-np.inf))  # (..., n, m)
+        fully_masked_rows = ~mask.any(axis=-1)  # (..., n)
     weights = masked_softmax(masked_scores)  # (..., n, m)
     output = weights @ v  # (..., n, dv)
-    fully_masked_rows = ~mask.any(axis=-1)  # (..., n)
 
     return AttentionTrace(
         q=_read_only(q),
@@ -173,7 +176,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
         v=_read_only(v),
         raw_scores=_read_only(raw_scores),
         scaled_scores=_read_only(scaled_scores),
-        mask=mask if not mask.flags.writeable else _read_only(mask),  # broadcast views are already read-only
+        mask=_read_only(mask) if mask.flags.writeable else mask,  # a broadcast view is already read-only
         masked_scores=_read_only(masked_scores),
         weights=_read_only(weights),
         output=_read_only(output),
