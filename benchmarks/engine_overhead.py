@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
-from attention_core import scaled_dot_product_attention  # noqa: E402
+from attention_core import scaled_dot_product_attention
 
 
 def bare_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
