@@ -5,11 +5,12 @@ from pathlib import Path
 import streamlit as st
 from PIL import Image
 
-from ui.state import t
+from ui.state import load_url_once, t
 
 # A local favicon: a Material icon here would be fetched from a font CDN that classrooms may block.
 FAVICON = Image.open(Path(__file__).with_name("assets") / "favicon.png")
 st.set_page_config(page_title="Attention Explorer", page_icon=FAVICON, layout="wide")
+load_url_once()  # a shared link may set the language, which the page titles below need
 
 PAGES = (
     # (file, string key of the title, icon (Streamlit ships the Material font: no CDN), URL path)

@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
-from ui.state import controls, t, trace_or_stop
+from ui.state import controls, option_label, t, trace_or_stop
 from ui.views import fully_masked_notice, matrix_view
 
 STAGE_NAMES = [stage.name for stage in STAGES]
@@ -58,7 +58,7 @@ title_column.title(t("app.title"))
 view = view_column.segmented_control(
     t("step.view"),
     ["steps", "overview"],
-    format_func=lambda option: t(f"step.view.{option}"),
+    format_func=option_label("step.view"),
     default="steps",
     required=True,
     key="view",
@@ -79,7 +79,7 @@ else:
     stage_name = selector_column.segmented_control(
         t("step.stage"),
         STAGE_NAMES,
-        format_func=lambda name: t(f"stage.{name}.short"),
+        format_func=option_label("stage.short"),
         required=True,
         key="stage",
         persist_state="session",

@@ -1,18 +1,34 @@
-"""Streamlit glue: the shared sidebar controls, session state and the cached trace.
+"""Streamlit glue: the shared sidebar controls, session state, URL state and caching.
 
 Every page calls `controls()` first. The widgets have fixed keys and
 ``persist_state="session"``, so their values survive page switches and language
 changes; pages never read `st.session_state` for settings themselves.
+
+URL state: every setting in `URL_PARAMS` lives in the address bar, so a copied link
+restores the view. On a session's first run the URL's values are checked (they are
+untrusted: out-of-range numbers are clamped, unknown values dropped, each with a visible
+notice) and seed the widgets; after every run the current values are written back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import streamlit as st
 
-from attention_core import MAX_DIM, InputError, MaskSpec, ToySettings, ToyTrace, build_toy_trace, token_labels, tokenize
+from attention_core import (
+    MAX_DIM,
+    STAGES,
+    InputError,
+    MaskSpec,
+    ToySettings,
+    ToyTrace,
+    build_toy_trace,
+    token_labels,
+    tokenize,
+)
 from attention_core.figures import FigureText
 
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
@@ -31,8 +47,157 @@ EXAMPLES: dict[str, tuple[str, str]] = {
 }
 DEFAULTS = ToySettings()
 MASK_KINDS = ("none", "causal", "padding")
+
 T = TypeVar("T")
 PROJECTIONS = ("random", "identity")
+
+
+MAX_URL_TEXT = 4000
+"""Longest sentence kept in a link; a longer one is left out of the URL (browsers cut long URLs)."""
+
+
+class UrlValueError(ValueError):
+    """A URL value that cannot be used at all (it is dropped)."""
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One setting that lives in the URL: its default, and how to read and write it.
+
+    `read(text)` returns ``(value, clamped)``: the value to use and whether it had to be
+    changed to fit; it raises UrlValueError for a value that cannot be used at all.
+    """
+
+    default: Any
+    read: Callable[[str], tuple[Any, bool]]
+    write: Callable[[Any], str] = str
+
+
+def _integer(low: int, high: int) -> Callable[[str], tuple[int, bool]]:
+    def read(text: str) -> tuple[int, bool]:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise UrlValueError(text) from None
+        fitted = min(max(value, low), high)
+        return fitted, fitted != value
+
+    return read
+
+
+def _choice(options) -> Callable[[str], tuple[str, bool]]:
+    def read(text: str) -> tuple[str, bool]:
+        if text not in options:
+            raise UrlValueError(text)
+        return text, False
+
+    return read
+
+
+def _boolean(text: str) -> tuple[bool, bool]:
+    if text.lower() in ("true", "1", "yes"):
+        return True, False
+    if text.lower() in ("false", "0", "no"):
+        return False, False
+    raise UrlValueError(text)
+
+
+def _text(text: str) -> tuple[str, bool]:
+    return text[:MAX_URL_TEXT], len(text) > MAX_URL_TEXT
+
+
+def _positions(text: str) -> tuple[list[int], bool]:
+    try:
+        positions = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UrlValueError(text) from None
+    valid = [position for position in positions if 0 <= position < MAX_URL_POSITION]
+    return sorted(set(valid)), len(valid) != len(positions)
+
+
+MAX_URL_POSITION = 2048
+
+
+def _join(values) -> str:
+    return ",".join(map(str, values))
+
+
+def _write_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+URL_PARAMS: dict[str, UrlParam] = {
+    # key in session state and in the URL: default, reader, writer
+    "lang": UrlParam(DEFAULT_LANGUAGE, _choice(LANGUAGES)),
+    "text": UrlParam(DEFAULTS.text, _text),
+    "cross": UrlParam(False, _boolean, _write_bool),
+    "query_text": UrlParam("", _text),
+    "dk": UrlParam(DEFAULTS.dk, _integer(1, MAX_DIM)),
+    "mask_kind": UrlParam("none", _choice(MASK_KINDS)),
+    "pad_positions": UrlParam([], _positions, _join),
+    "projection": UrlParam("random", _choice(PROJECTIONS)),
+    "d_model": UrlParam(DEFAULTS.d_model, _integer(1, MAX_DIM)),
+    "positional": UrlParam(False, _boolean, _write_bool),
+    "seed": UrlParam(DEFAULTS.seed, _integer(0, 2**31 - 1)),
+    # the step-through page
+    "view": UrlParam("steps", _choice(("steps", "overview"))),
+    "stage": UrlParam(STAGES[0].name, _choice([stage.name for stage in STAGES])),
+}
+
+
+def read_url(query: dict[str, str]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    """Values to use from an untrusted URL, and the problems found: (key, kind, raw value)
+    with kind "clamped" (changed to fit) or "dropped" (ignored). Pure: no Streamlit needed."""
+    values, problems = {}, []
+    for key, raw in query.items():
+        param = URL_PARAMS.get(key)
+        if param is None:
+            continue  # not a setting of this app: ignored
+        try:
+            values[key], clamped = param.read(raw)
+        except UrlValueError:
+            problems.append((key, "dropped", raw))
+            continue
+        if clamped:
+            problems.append((key, "clamped", raw))
+    return values, problems
+
+
+def _quote(raw: str) -> str:
+    """A URL value shown inside a message: short, and as code so that nothing in it renders."""
+    shown = raw if len(raw) <= 40 else raw[:39] + "…"
+    return "`" + shown.replace("`", "'") + "`"
+
+
+def load_url_once() -> None:
+    """On a session's first run, seed the settings from the URL and note what had to be fixed."""
+    if st.session_state.get("_url_loaded"):
+        return
+    st.session_state["_url_loaded"] = True
+    values, problems = read_url({key: st.query_params[key] for key in st.query_params})
+    for key, value in values.items():
+        st.session_state[key] = value
+    st.session_state["_url_problems"] = problems
+
+
+def _url_notices() -> None:
+    for key, kind, raw in st.session_state.pop("_url_problems", []):
+        st.warning(t(f"url.{kind}", setting=key, value=_quote(raw)), icon=":material/link:")
+
+
+def write_url() -> None:
+    """Put every non-default setting in the address bar (defaults are left out to keep links short)."""
+    wanted = {}
+    for key, param in URL_PARAMS.items():
+        value = st.session_state.get(key, param.default)
+        if value is None or value == param.default:
+            continue
+        text = param.write(value)
+        if len(text) <= MAX_URL_TEXT:
+            wanted[key] = text
+    current = {key: st.query_params[key] for key in st.query_params}
+    if current != wanted:
+        st.query_params.from_dict(wanted)
 
 
 def language() -> str:
@@ -44,6 +209,16 @@ def language() -> str:
 def t(key: str, **values) -> str:
     """`key` translated into the current interface language."""
     return translate(key, language(), **values)
+
+
+def option_label(prefix: str) -> Callable[[str], str]:
+    """A `format_func` labelling option x with the string ``<prefix>.<x>`` in the current language.
+
+    The language is bound now, not looked up when called: AppTest calls format functions
+    outside the script run, where session state is not available.
+    """
+    lang = language()
+    return lambda option: translate(f"{prefix}.{option}", lang)
 
 
 def figure_text() -> FigureText:
@@ -71,7 +246,12 @@ def _pad_position_options(text: str) -> list[int]:
 
 
 def controls() -> ToySettings:
-    """Draw the shared sidebar controls and return the settings they describe."""
+    """Draw the shared sidebar controls and return the settings they describe.
+
+    The URL is written here too, with the page's own settings as they stood when this run
+    started; a page that changes a setting itself calls `write_url()` again at its end.
+    """
+    load_url_once()
     sidebar = st.sidebar
     sidebar.segmented_control(
         t("control.language"),
@@ -83,9 +263,9 @@ def controls() -> ToySettings:
         persist_state="session",
     )
     sidebar.header(t("sidebar.settings"))
-    st.session_state.setdefault("text", DEFAULTS.text)  # not value=: examples also write this key
     text = sidebar.text_area(
         t("control.text"),
+        DEFAULTS.text,
         height=80,
         key="text",
         help=t("control.text.help"),
@@ -110,7 +290,7 @@ def controls() -> ToySettings:
     mask_kind = sidebar.radio(
         t("control.mask"),
         MASK_KINDS,
-        format_func=lambda kind: t(f"mask.{kind}"),
+        format_func=option_label("mask"),
         horizontal=True,
         key="mask_kind",
         persist_state="session",
@@ -137,7 +317,7 @@ def controls() -> ToySettings:
     projection = sidebar.radio(
         t("control.projection"),
         PROJECTIONS,
-        format_func=lambda kind: t(f"projection.{kind}"),
+        format_func=option_label("projection"),
         key="projection",
         persist_state="session",
     )
@@ -156,6 +336,8 @@ def controls() -> ToySettings:
         t("control.seed"), 0, 2**31 - 1, DEFAULTS.seed, step=1, key="seed", help=t("control.seed.help"),
         persist_state="session",
     )
+    _url_notices()
+    write_url()
     return ToySettings(
         text=text,
         query_text=query_text,

@@ -101,12 +101,14 @@ def browser():
 
 @pytest.fixture
 def page(browser, app_url):
-    """A fresh browser tab (1280×720, a projector's size) that records console errors and
-    every request leaving the machine."""
+    """A fresh browser tab (1280×720, a projector's size) that records console errors,
+    dialogs and every request leaving the machine."""
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     tab = context.new_page()
     tab.console_errors = []
     tab.external_requests = []
+    tab.dialogs = []  # alert/confirm/prompt: a script the user typed must never open one
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
     tab.on("console", lambda message: message.type == "error" and tab.console_errors.append(message.text))
     tab.on(
         "request",

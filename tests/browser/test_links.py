@@ -1,0 +1,49 @@
+"""A copied address restores the same view in another browser (real Chromium, real server)."""
+
+from __future__ import annotations
+
+from plotly_page import graphs, wait_for_app
+
+
+def _drawn(page) -> list:
+    return [(graph["title"], trace["y"], trace["z"]) for graph in graphs(page) for trace in graph["traces"]]
+
+
+def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
+    page.goto(page.app_url + "/")
+    wait_for_app(page)
+    page.get_by_text("Causal (no looking ahead)").click()
+    page.wait_for_timeout(500)
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    slider.focus()
+    for _ in range(3):
+        slider.press("ArrowRight")  # dk 8 → 11
+    page.wait_for_timeout(500)
+    page.get_by_text("6 · softmax", exact=True).click()
+    page.wait_for_timeout(500)
+    page.get_by_text("中文", exact=True).click()
+    page.get_by_text("Softmax 权重 A").first.wait_for(timeout=20_000)
+    wait_for_app(page)
+    page.wait_for_timeout(1000)  # the URL is written at the end of the run
+    link = page.url
+    assert "dk=11" in link and "mask_kind=causal" in link and "stage=weights" in link and "lang=zh" in link
+    expected = _drawn(page)
+
+    other = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    other.goto(link)
+    wait_for_app(other)
+    other.get_by_text("Softmax 权重 A").first.wait_for(timeout=20_000)
+    assert _drawn(other) == expected
+    assert other.get_by_role("button", name="下一步 →").is_visible()
+    other.context.close()
+
+
+def test_a_link_with_bad_values_explains_them_and_still_draws(page):
+    page.goto(page.app_url + "/?dk=99999&seed=abc&mask_kind=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E")
+    wait_for_app(page)
+    alerts = " ".join(page.locator('[data-testid="stAlert"]').all_inner_texts())
+    assert "out of range" in alerts and "not understood" in alerts
+    assert "<img src=x onerror=alert(1)>" in alerts, "the value is shown as text"
+    assert page.locator("img[src='x']").count() == 0, "and never rendered as HTML"
+    assert graphs(page)
+    assert not page.dialogs

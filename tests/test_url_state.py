@@ -1,0 +1,82 @@
+"""URL state: untrusted link values are clamped or dropped with a notice; good ones seed the view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import APP, heatmap_z, plotly_specs
+from streamlit.testing.v1 import AppTest
+
+from attention_core import MAX_DIM, MaskSpec, ToySettings, build_toy_trace
+from ui.state import MAX_URL_TEXT, URL_PARAMS, read_url
+
+
+@pytest.mark.parametrize(
+    ("query", "values", "problems"),
+    [
+        ({"dk": "20"}, {"dk": 20}, []),
+        ({"dk": "0"}, {"dk": 1}, [("dk", "clamped", "0")]),
+        ({"dk": "99999"}, {"dk": MAX_DIM}, [("dk", "clamped", "99999")]),
+        ({"dk": "-3"}, {"dk": 1}, [("dk", "clamped", "-3")]),
+        ({"dk": "8.5"}, {}, [("dk", "dropped", "8.5")]),
+        ({"dk": "abc"}, {}, [("dk", "dropped", "abc")]),
+        ({"dk": ""}, {}, [("dk", "dropped", "")]),
+        ({"seed": "1e9"}, {}, [("seed", "dropped", "1e9")]),
+        ({"seed": str(2**40)}, {"seed": 2**31 - 1}, [("seed", "clamped", str(2**40))]),
+        ({"lang": "zh"}, {"lang": "zh"}, []),
+        ({"lang": "fr"}, {}, [("lang", "dropped", "fr")]),
+        ({"mask_kind": "causal"}, {"mask_kind": "causal"}, []),
+        ({"mask_kind": "<script>"}, {}, [("mask_kind", "dropped", "<script>")]),
+        ({"positional": "true"}, {"positional": True}, []),
+        ({"positional": "maybe"}, {}, [("positional", "dropped", "maybe")]),
+        ({"pad_positions": "3,1,1"}, {"pad_positions": [1, 3]}, []),
+        ({"pad_positions": "1,x"}, {}, [("pad_positions", "dropped", "1,x")]),
+        ({"pad_positions": "1,-2"}, {"pad_positions": [1]}, [("pad_positions", "clamped", "1,-2")]),
+        ({"stage": "weights"}, {"stage": "weights"}, []),
+        ({"stage": "nope"}, {}, [("stage", "dropped", "nope")]),
+        ({"utm_source": "mail"}, {}, []),  # not ours: ignored quietly
+    ],
+)
+def test_read_url_clamps_or_drops_untrusted_values(query, values, problems):
+    assert read_url(query) == (values, problems)
+
+
+def test_overlong_text_is_cut_with_a_notice():
+    values, problems = read_url({"text": "a " * MAX_URL_TEXT})
+    assert len(values["text"]) == MAX_URL_TEXT
+    assert problems == [("text", "clamped", "a " * MAX_URL_TEXT)]
+
+
+def test_every_url_value_written_reads_back_the_same():
+    samples = {"dk": 37, "lang": "zh", "pad_positions": [0, 4], "positional": True, "text": "猫 & dog?=#"}
+    for key, value in samples.items():
+        param = URL_PARAMS[key]
+        assert param.read(param.write(value)) == (value, False)
+
+
+def _run_with_url(**query) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update(query)
+    return at.run()
+
+
+def test_a_link_seeds_the_settings_and_the_drawn_matrices():
+    at = _run_with_url(text="the cat saw the dog", dk="5", mask_kind="causal", stage="weights", lang="zh")
+    assert not at.exception
+    assert at.slider(key="dk").value == 5
+    assert at.segmented_control(key="stage").value == "weights"
+    expected = build_toy_trace(ToySettings(text="the cat saw the dog", dk=5, mask=MaskSpec(causal=True))).attention
+    drawn = heatmap_z(plotly_specs(at)[0])
+    np.testing.assert_allclose(drawn[expected.mask], expected.weights[expected.mask])
+    assert "Softmax 权重" in at.subheader[0].value
+
+
+def test_bad_link_values_show_a_notice_and_never_a_traceback():
+    at = _run_with_url(dk="99999", seed="abc", lang="xx", stage="<b>x</b>", text="a b c")
+    assert not at.exception
+    notices = [warning.value for warning in at.warning]
+    assert any("dk" in notice and "out of range" in notice for notice in notices)
+    assert any("seed" in notice and "not understood" in notice for notice in notices)
+    assert any("`<b>x</b>`" in notice for notice in notices), "the raw value is shown as code, not rendered"
+    assert at.slider(key="dk").value == MAX_DIM
+    assert at.number_input(key="seed").value == 0
