@@ -23,16 +23,30 @@ import numpy as np
 from .attention import AttentionTrace, scaled_dot_product_attention
 
 __all__ = [
+    "PAPER_DK",
+    "PAPER_D_MODEL",
+    "PAPER_HEADS",
     "AttentionPair",
     "DotProductSample",
+    "DotProductSpread",
     "ScalingSweep",
     "attention_entropy",
+    "dot_product_spread",
     "log_dk_steps",
     "sample_attention_pair",
     "sample_dot_products",
     "scaling_sweep",
     "softmax_jacobian",
+    "softmax_scale",
+    "sweep_index",
 ]
+
+PAPER_D_MODEL = 512
+"""The base model's width d_model (paper §3.1, Table 3)."""
+PAPER_HEADS = 8
+"""The base model's number of attention heads h (paper §3.2.2)."""
+PAPER_DK = PAPER_D_MODEL // PAPER_HEADS
+"""dk = d_model / h = 512 / 8 = 64: each head's query/key size (paper §3.2.2), not 512."""
 
 
 # ---------------------------------------------------------------- validation helpers
@@ -275,3 +289,53 @@ def log_dk_steps(max_dk: int = 1024) -> tuple[int, ...]:
     """Powers of two 1, 2, 4, … up to max_dk (inclusive if max_dk is one): stops for a log slider."""
     max_dk = _check_int("max_dk", max_dk, 1)
     return tuple(2**power for power in range(max_dk.bit_length()))
+
+
+# ---------------------------------------------------------------- helpers for the page
+
+
+@dataclass(frozen=True)
+class DotProductSpread:
+    """How widely a `DotProductSample` spreads, measured, with the theory beside it."""
+
+    dk: int
+    """Size of the query and key vectors."""
+    raw_std: float
+    """Measured standard deviation of q · k (sample std, ddof = 1)."""
+    scaled_std: float
+    """Measured standard deviation of q · k / √dk; ≈ 1 for any dk."""
+    theory_raw_std: float
+    """THEORY: √dk, the standard deviation of q · k for unit-variance components."""
+
+
+def dot_product_spread(sample: DotProductSample) -> DotProductSpread:
+    """The measured spread of a sample's raw and scaled dot products, and the theory √dk."""
+    return DotProductSpread(
+        dk=sample.dk,
+        raw_std=float(np.std(sample.raw, ddof=1)),
+        scaled_std=float(np.std(sample.scaled, ddof=1)),
+        theory_raw_std=float(np.sqrt(sample.dk)),
+    )
+
+
+def softmax_scale(dk: int, temperature: float = 1.0, scaled: bool = True) -> float:
+    """The factor on the raw scores before softmax: 1/(T·√dk), or 1/T without the paper's √dk.
+
+        softmax(Q Kᵀ · 1/(T·√dk)) = softmax((Q Kᵀ / √dk) / T)
+
+    A temperature T on the attention softmax is one more rescaling of the scores, and the
+    paper's 1/√dk is itself a temperature of √dk. T > 1 flattens the weights, T < 1
+    sharpens them. With T = 1 and scaled=True this is the engine's default 1/√dk, bit for bit.
+    """
+    dk = _check_int("dk", dk, 1)
+    temperature = _check_temperature(temperature)
+    divisor = temperature * np.sqrt(dk) if scaled else temperature
+    return float(1.0 / divisor)
+
+
+def sweep_index(sweep: ScalingSweep, dk: int) -> int:
+    """Position of `dk` in `sweep.dks` (the first, if repeated); ValueError if it was not measured."""
+    positions = np.flatnonzero(sweep.dks == dk)
+    if positions.size == 0:
+        raise ValueError(f"dk = {dk} is not in the sweep; measured: {sweep.dks.tolist()}")
+    return int(positions[0])
