@@ -1,8 +1,170 @@
-"""Placeholder: this page is being built."""
+"""Two settings side by side: A's weights, B's weights and where they differ (B − A)."""
+
+import dataclasses
 
 import streamlit as st
 
-from ui.state import controls, t
+from attention_core import MAX_DIM, MaskSpec
+from attention_core.custom import changed_settings, weight_difference
+from attention_core.figures.compare import difference_figure, weights_figure
+from ui.state import PROJECTIONS, controls, figure_text, t, trace_or_stop
+from ui.views import fully_masked_notice
+
+SIDES = ("a", "b")
+MASKS = ("none", "causal", "padding")
+# Quick comparisons: what each side changes from the sidebar's settings.
+PRESETS = {
+    "scaled_vs_unscaled": {"a": {"scaled": True}, "b": {"scaled": False}},
+    "dk_4_vs_64": {"a": {"dk": 4}, "b": {"dk": 64}},
+    "dk_64_unscaled": {"a": {"dk": 64, "scaled": True}, "b": {"dk": 64, "scaled": False}},
+    "mask_off_vs_causal": {"a": {"mask": "none"}, "b": {"mask": "causal"}},
+    "projection": {"a": {"projection": "random"}, "b": {"projection": "identity"}},
+}
+DEFAULT_PRESET = "scaled_vs_unscaled"
+
+
+def sidebar_choices(settings) -> dict:
+    """The sidebar's settings as the values of one side's controls."""
+    mask = "causal" if settings.mask.causal else "padding" if settings.mask.padding else "none"
+    return {
+        "scaled": settings.scale is None,
+        "dk": settings.dk,
+        "mask": mask,
+        "seed": settings.seed,
+        "projection": settings.projection,
+    }
+
+
+def apply_preset(preset: str, base: dict) -> None:
+    """Set both sides to the sidebar's choices, then apply the preset's changes."""
+    for side in SIDES:
+        for name, value in {**base, **PRESETS[preset][side]}.items():
+            st.session_state[f"compare.{side}.{name}"] = value
+
+
+def _on_preset(base: dict) -> None:
+    preset = st.session_state.get("compare.preset")
+    if preset:
+        apply_preset(preset, base)
+        st.session_state["compare.preset"] = None
+
+
+def side_controls(side: str) -> dict:
+    """One side's small set of controls; returns its choices."""
+    dk_column, seed_column = st.columns(2)
+    mask_column, scaled_column = st.columns([5, 3], vertical_alignment="bottom")
+    return {
+        "dk": dk_column.number_input(
+            t("compare.dk"), 1, MAX_DIM, step=1, key=f"compare.{side}.dk", persist_state="session"
+        ),
+        "seed": seed_column.number_input(
+            t("control.seed"), 0, 2**31 - 1, step=1, key=f"compare.{side}.seed", persist_state="session"
+        ),
+        "mask": mask_column.segmented_control(
+            t("control.mask"),
+            MASKS,
+            format_func=lambda kind: t(f"compare.mask.{kind}"),
+            required=True,
+            key=f"compare.{side}.mask",
+            persist_state="session",
+        ),
+        "scaled": scaled_column.toggle(t("compare.scaled"), key=f"compare.{side}.scaled", persist_state="session"),
+        "projection": st.segmented_control(
+            t("control.projection"),
+            PROJECTIONS,
+            format_func=lambda kind: t(f"compare.projection.{kind}"),
+            required=True,
+            key=f"compare.{side}.projection",
+            persist_state="session",
+        ),
+    }
+
+
+def side_settings(settings, choices: dict):
+    """The sidebar's settings with one side's choices applied (sentence, d_model etc. stay)."""
+    return dataclasses.replace(
+        settings,
+        dk=int(choices["dk"]),
+        seed=int(choices["seed"]),
+        projection=choices["projection"],
+        scale=None if choices["scaled"] else 1.0,
+        mask=MaskSpec(
+            causal=choices["mask"] == "causal",
+            padding=settings.mask.padding if choices["mask"] == "padding" else (),
+        ),
+    )
+
 
 settings = controls()
 st.title(t("page.compare"))
+st.caption(t("compare.intro"))
+
+base = sidebar_choices(settings)
+if any(f"compare.{side}.{name}" not in st.session_state for side in SIDES for name in base):
+    apply_preset(DEFAULT_PRESET, base)  # first visit: A = the sidebar, B = A unscaled
+
+preset_column, reset_column = st.columns([3, 1], vertical_alignment="bottom")
+preset_column.selectbox(
+    t("compare.preset"),
+    list(PRESETS),
+    index=None,
+    format_func=lambda preset: t(f"compare.preset.{preset}"),
+    placeholder=t("compare.preset.placeholder"),
+    key="compare.preset",
+    on_change=_on_preset,
+    args=(base,),
+)
+reset_column.button(
+    t("compare.reset"), on_click=apply_preset, args=(DEFAULT_PRESET, base), key="compare.reset", width="stretch"
+)
+
+side_traces = {}
+for side, column in zip(SIDES, st.columns(2, gap="medium"), strict=True):
+    with column:
+        with st.container(border=True):
+            st.markdown(f"**{t(f'compare.side.{side}')}**")
+            choices = side_controls(side)
+        if choices["mask"] == "padding" and not settings.mask.padding:
+            st.caption(t("compare.padding_hint"))
+        side_traces[side] = trace_or_stop(side_settings(settings, choices))
+trace_a, trace_b = side_traces["a"], side_traces["b"]
+difference = weight_difference(trace_a, trace_b)
+text = figure_text()
+
+for side, column in zip(SIDES, st.columns(2, gap="medium"), strict=True):
+    trace = side_traces[side]
+    with column:
+        st.plotly_chart(
+            weights_figure(trace, t(f"compare.weights.{side}"), text=text, half_width=True),
+            key=f"compare-weights-{side}",
+            config={"displaylogo": False},
+        )
+        st.caption(t("compare.peak", peak=difference.peak_a if side == "a" else difference.peak_b))
+        fully_masked_notice(trace)
+
+st.subheader(t("compare.difference"))
+changed = changed_settings(trace_a.settings, trace_b.settings)
+if not changed:
+    st.info(t("compare.same_settings"))
+else:
+    st.markdown(t("compare.changed", fields=", ".join(t(f"compare.field.{name}") for name in changed)))
+if difference.changed:
+    i, j = difference.argmax
+    st.markdown(
+        t(
+            "compare.summary",
+            change=difference.change,
+            query=trace_a.query_labels[i],
+            key_label=trace_a.key_labels[j],
+            a=difference.weight_a,
+            b=difference.weight_b,
+        )
+    )
+else:
+    st.markdown(t("compare.no_change"))
+st.plotly_chart(
+    difference_figure(trace_a, trace_b, difference, t("compare.difference.title"), text=text),
+    key="compare-difference",
+    config={"displaylogo": False},
+)
+st.caption(t("compare.difference.explain"))
