@@ -5,15 +5,23 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
-from ui.state import controls, option_label, t, trace_or_stop
-from ui.views import fully_masked_notice, matrix_view
+from ui.state import autoplay, controls, option_label, stop_autoplay_clock, t, trace_or_stop
+from ui.views import export_panel, fully_masked_notice, matrix_view
 
 STAGE_NAMES = [stage.name for stage in STAGES]
+
+
+AUTOPLAY_SECONDS = (1, 2, 3, 5, 8, 13)
 
 
 def _move(step: int) -> None:
     index = STAGE_NAMES.index(st.session_state.get("stage", STAGE_NAMES[0]))
     st.session_state["stage"] = STAGE_NAMES[min(max(index + step, 0), len(STAGE_NAMES) - 1)]
+
+
+def _next_in_loop() -> None:
+    index = STAGE_NAMES.index(st.session_state.get("stage", STAGE_NAMES[0]))
+    st.session_state["stage"] = STAGE_NAMES[(index + 1) % len(STAGE_NAMES)]
 
 
 def stage_explanation(stage_name: str, trace) -> None:
@@ -74,8 +82,10 @@ if view == "overview":
 else:
     st.session_state.setdefault("stage", STAGE_NAMES[0])
     previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
-    previous_column.button(t("step.previous"), on_click=_move, args=(-1,), key="previous", width="stretch")
-    next_column.button(t("step.next"), on_click=_move, args=(1,), key="next", width="stretch")
+    previous_column.button(
+        t("step.previous"), on_click=_move, args=(-1,), key="previous", width="stretch", shortcut="Left"
+    )
+    next_column.button(t("step.next"), on_click=_move, args=(1,), key="next", width="stretch", shortcut="Right")
     stage_name = selector_column.segmented_control(
         t("step.stage"),
         STAGE_NAMES,
@@ -87,4 +97,15 @@ else:
     )
     index = STAGE_NAMES.index(stage_name)
     show_stage(STAGES[index], trace, key="step")
-    st.caption(t("step.progress", number=index + 1, total=len(STAGES)))
+    progress_column, play_column, speed_column = st.columns([3, 2, 2], vertical_alignment="center")
+    progress_column.caption(t("step.progress", number=index + 1, total=len(STAGES)) + " · " + t("step.keys"))
+    playing = play_column.toggle(t("step.autoplay"), key="autoplay")
+    seconds = speed_column.select_slider(
+        t("step.autoplay_speed"), AUTOPLAY_SECONDS, value=3, key="autoplay_seconds", format_func="{} s".format,
+        persist_state="session",
+    )
+    if playing:
+        autoplay(seconds, _next_in_loop)
+    else:
+        stop_autoplay_clock()
+    export_panel(trace, STAGES[index].matrices, key="step-export")

@@ -162,3 +162,33 @@ def test_too_many_tokens_are_cut_with_a_notice():
     at = run_app(text=" ".join(f"w{i}" for i in range(MAX_TOKENS + 5)))
     assert f"at most {MAX_TOKENS} tokens" in at.warning[0].value
     assert heatmap_z(_spec_of(at, "x_query")).shape[0] == MAX_TOKENS
+
+
+def test_projector_mode_enlarges_type_and_gaps_and_the_palette_changes_colours():
+    at = _at_stage("weights")
+    normal = _spec_of(at, "weights")
+    at.radio(key="display").set_value("projector").run()
+    projected = _spec_of(at, "weights")
+    assert projected["layout"]["font"]["size"] > normal["layout"]["font"]["size"]
+    assert projected["data"][0]["xgap"] > normal["data"][0]["xgap"]
+    assert projected["data"][0]["texttemplate"], "numbers are printed in cells"
+    assert any("font-size: 20px" in element.proto.body for element in at.get("html"))
+    at.selectbox(key="palette").set_value("viridis").run()
+    assert _spec_of(at, "weights")["data"][0]["colorscale"] != projected["data"][0]["colorscale"]
+
+
+def test_export_offers_every_format_and_small_matrix_snippets():
+    at = _at_stage("weights", text="a b c")
+    labels = [button.proto.label for button in at.get("download_button")]
+    assert labels[:3] == [".npz", "CSV files (.zip)", "JSON"]
+    assert "Figure as an offline HTML file" in labels
+    snippets = [block.value for block in at.code]
+    assert any(snippet.startswith("% columns: 0:a, 1:b, 2:c") for snippet in snippets)
+    assert any(snippet.startswith("| | 0:a | 1:b | 2:c |") for snippet in snippets)
+
+
+def test_arrow_keys_step_and_autoplay_is_offered():
+    at = run_app()
+    assert {button.proto.shortcut.lower() for button in at.get("button")} >= {"left", "right"}
+    at.toggle(key="autoplay").set_value(True).run()
+    assert not at.exception

@@ -12,6 +12,7 @@ notice) and seed the widgets; after every run the current values are written bac
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -29,7 +30,7 @@ from attention_core import (
     token_labels,
     tokenize,
 )
-from attention_core.figures import FigureText
+from attention_core.figures import PALETTES, PROJECTOR, FigureStyle, FigureText
 
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
 
@@ -47,6 +48,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
 }
 DEFAULTS = ToySettings()
 MASK_KINDS = ("none", "causal", "padding")
+DISPLAY_MODES = ("screen", "projector")
 
 T = TypeVar("T")
 PROJECTIONS = ("random", "identity")
@@ -139,6 +141,8 @@ URL_PARAMS: dict[str, UrlParam] = {
     "d_model": UrlParam(DEFAULTS.d_model, _integer(1, MAX_DIM)),
     "positional": UrlParam(False, _boolean, _write_bool),
     "seed": UrlParam(DEFAULTS.seed, _integer(0, 2**31 - 1)),
+    "display": UrlParam("screen", _choice(DISPLAY_MODES)),
+    "palette": UrlParam("blue-red", _choice(PALETTES)),
     # the step-through page
     "view": UrlParam("steps", _choice(("steps", "overview"))),
     "stage": UrlParam(STAGES[0].name, _choice([stage.name for stage in STAGES])),
@@ -219,6 +223,51 @@ def option_label(prefix: str) -> Callable[[str], str]:
     """
     lang = language()
     return lambda option: translate(f"{prefix}.{option}", lang)
+
+
+def projector_mode() -> bool:
+    """True when the display is set up for a projector (large type everywhere)."""
+    return st.session_state.get("display") == "projector"
+
+
+def figure_style() -> FigureStyle:
+    """The look of figures: palette and, in projector mode, large type and thick gaps."""
+    palette = st.session_state.get("palette", "blue-red")
+    palette = palette if palette in PALETTES else "blue-red"
+    base = PROJECTOR if projector_mode() else FigureStyle()
+    return FigureStyle(
+        font_size=base.font_size,
+        cell_gap=base.cell_gap,
+        row_height=base.row_height,
+        max_cells_with_numbers=base.max_cells_with_numbers,
+        palette=palette,
+    )
+
+
+PROJECTOR_CSS = "<style>html { font-size: 20px; } [data-testid='stSidebar'] { min-width: 340px; }</style>"
+"""Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page."""
+
+
+def _display_controls(sidebar) -> None:
+    with sidebar.expander(t("control.display_section"), expanded=projector_mode()):
+        st.radio(
+            t("control.display"),
+            DISPLAY_MODES,
+            format_func=option_label("display"),
+            key="display",
+            horizontal=True,
+            persist_state="session",
+        )
+        st.selectbox(
+            t("control.palette"),
+            list(PALETTES),
+            format_func=option_label("palette"),
+            key="palette",
+            help=t("control.palette.help"),
+            persist_state="session",
+        )
+    if projector_mode():
+        st.html(PROJECTOR_CSS)
 
 
 def figure_text() -> FigureText:
@@ -336,6 +385,7 @@ def controls() -> ToySettings:
         t("control.seed"), 0, 2**31 - 1, DEFAULTS.seed, step=1, key="seed", help=t("control.seed.help"),
         persist_state="session",
     )
+    _display_controls(sidebar)
     _url_notices()
     write_url()
     return ToySettings(
@@ -375,3 +425,29 @@ def trace_or_stop(settings: ToySettings) -> ToyTrace:
     if trace.dropped_tokens:
         st.warning(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
     return trace
+
+
+def autoplay(seconds: float, advance: Callable[[], None]) -> None:
+    """While drawn, call `advance()` every `seconds` and rerun the page (a slide show).
+
+    A fragment that reruns on a timer; its first run only starts the clock, so that
+    drawing the page does not itself advance it.
+    """
+
+    @st.fragment(run_every=seconds)
+    def tick() -> None:
+        now = time.monotonic()
+        started = st.session_state.get("_autoplay_clock")
+        if started is None or now - started < 0.9 * seconds:
+            st.session_state.setdefault("_autoplay_clock", now)
+            return
+        st.session_state["_autoplay_clock"] = now
+        advance()
+        st.rerun(scope="app")
+
+    tick()
+
+
+def stop_autoplay_clock() -> None:
+    """Forget the slide-show clock (autoplay is off), so that turning it on starts afresh."""
+    st.session_state.pop("_autoplay_clock", None)

@@ -1,14 +1,15 @@
-"""Reusable blocks of page content: a matrix shown as a heatmap with its table."""
+"""Reusable blocks of page content: a matrix as a heatmap with its table, and the exports."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from attention_core import ToyTrace
-from attention_core.figures import heatmap
+from attention_core.export import csv_zip_bytes, json_text, latex_matrix, markdown_table, npz_bytes
+from attention_core.figures import heatmap, standalone_html
 from attention_core.frames import matrix_frame
 
-from .state import figure_text, t
+from .state import figure_style, figure_text, t
 
 NARROW_PANEL_COLUMNS = 6
 """In a stage that shows matrices side by side, cells are too narrow for printed numbers
@@ -20,7 +21,9 @@ def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False
     heatmap_tab, table_tab = st.tabs([t("tab.heatmap"), t("tab.table")])
     with heatmap_tab:
         narrow = side_by_side and trace.matrix(name).shape[-1] > NARROW_PANEL_COLUMNS
-        figure = heatmap(trace, name, text=figure_text(), show_numbers=False if narrow else None)
+        figure = heatmap(
+            trace, name, text=figure_text(), style=figure_style(), show_numbers=False if narrow else None
+        )
         st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
     with table_tab:
         frame = matrix_frame(trace, name)
@@ -32,3 +35,47 @@ def fully_masked_notice(trace: ToyTrace) -> None:
     rows = [label for label, flag in zip(trace.query_labels, trace.attention.fully_masked_rows, strict=True) if flag]
     if rows:
         st.warning(t("warning.fully_masked", rows=", ".join(rows)))
+
+
+MAX_SNIPPET_SIDE = 12
+"""LaTeX and Markdown snippets are offered for matrices up to this many rows and columns."""
+
+
+def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
+    """Downloads of every recorded matrix (.npz, CSV files, JSON), and for the matrices on
+    screen a LaTeX / Markdown snippet and an offline HTML figure.
+
+    Files are built only when their button is clicked (callables), not on every rerun.
+    """
+    with st.expander(t("export.title"), icon=":material/download:"):
+        st.caption(t("export.all"))
+        npz_column, csv_column, json_column = st.columns(3)
+        npz_column.download_button(
+            ".npz", data=lambda: npz_bytes(trace), file_name="attention.npz", mime="application/octet-stream",
+            key=f"{key}-npz", on_click="ignore", icon=":material/data_array:", width="stretch",
+        )
+        csv_column.download_button(
+            t("export.csv"), data=lambda: csv_zip_bytes(trace), file_name="attention-csv.zip",
+            mime="application/zip", key=f"{key}-csv", on_click="ignore", icon=":material/table:", width="stretch",
+        )
+        json_column.download_button(
+            "JSON", data=lambda: json_text(trace), file_name="attention.json", mime="application/json",
+            key=f"{key}-json", on_click="ignore", icon=":material/data_object:", width="stretch",
+        )
+        text, style = figure_text(), figure_style()
+        for name in matrices:
+            values = trace.matrix(name)
+            rows, columns = trace.axis_labels(name)
+            st.markdown(f"**{name}** · {values.shape[0]} × {values.shape[1]}")
+            if max(values.shape) <= MAX_SNIPPET_SIDE:
+                latex_tab, markdown_tab = st.tabs(["LaTeX", "Markdown"])
+                latex_tab.code(latex_matrix(values, rows, columns), language="latex")
+                markdown_tab.code(markdown_table(values, rows, columns), language="markdown")
+            else:
+                st.caption(t("export.too_big", limit=MAX_SNIPPET_SIDE))
+            st.download_button(
+                t("export.html"),
+                data=lambda name=name: standalone_html(heatmap(trace, name, text=text, style=style)),
+                file_name=f"{name}.html", mime="text/html", key=f"{key}-{name}-html", on_click="ignore",
+                icon=":material/code:",
+            )

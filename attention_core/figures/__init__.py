@@ -4,6 +4,26 @@ Imported explicitly (it needs Plotly): ``from attention_core.figures import heat
 One submodule per subject; every figure the app draws is built here, never in a page.
 """
 
-from .matrices import DIVERGING, SEQUENTIAL, FigureText, heatmap, matrix_heatmap
+from .matrices import (
+    DIVERGING,
+    PALETTES,
+    PROJECTOR,
+    SEQUENTIAL,
+    FigureStyle,
+    FigureText,
+    heatmap,
+    matrix_heatmap,
+    standalone_html,
+)
 
-__all__ = ["DIVERGING", "SEQUENTIAL", "FigureText", "heatmap", "matrix_heatmap"]
+__all__ = [
+    "DIVERGING",
+    "PALETTES",
+    "PROJECTOR",
+    "SEQUENTIAL",
+    "FigureStyle",
+    "FigureText",
+    "heatmap",
+    "matrix_heatmap",
+    "standalone_html",
+]
