@@ -99,6 +99,19 @@ def browser():
         chromium.close()
 
 
+STREAMLIT_PROBES = ("/_stcore/health", "/_stcore/host-config")
+"""On a page URL such as /masks, Streamlit's client first probes /masks/_stcore/… (in case the
+app is served under that path), gets 404 and falls back to /_stcore/…: not an error of ours."""
+
+
+def _is_real_error(message) -> bool:
+    if message.type != "error":
+        return False
+    return not (message.text.startswith("Failed to load resource") and message.location.get("url", "").endswith(
+        STREAMLIT_PROBES
+    ))
+
+
 @pytest.fixture
 def page(browser, app_url):
     """A fresh browser tab (1280×720, a projector's size) that records console errors,
@@ -109,7 +122,7 @@ def page(browser, app_url):
     tab.external_requests = []
     tab.dialogs = []  # alert/confirm/prompt: a script the user typed must never open one
     tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
-    tab.on("console", lambda message: message.type == "error" and tab.console_errors.append(message.text))
+    tab.on("console", lambda message: _is_real_error(message) and tab.console_errors.append(message.text))
     tab.on(
         "request",
         lambda request: request.url.startswith(("http://", "https://"))
