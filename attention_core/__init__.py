@@ -16,7 +16,7 @@ from .attention import AttentionTrace, masked_softmax, scaled_dot_product_attent
 from .masks import block_mask, causal_mask, combine_masks, padding_mask, sliding_window_mask
 from .multihead import MultiHeadTrace, multi_head_attention
 from .stages import STAGES, Stage
-from .tokens import MAX_TOKENS, token_labels, tokenize
+from .tokens import MAX_TEXT_CHARS, MAX_TOKENS, token_labels, tokenize
 from .toy import (
     MAX_DIM,
     InputError,
@@ -30,6 +30,7 @@ from .toy import (
 
 __all__ = [
     "MAX_DIM",
+    "MAX_TEXT_CHARS",
     "MAX_TOKENS",
     "STAGES",
     "AttentionTrace",

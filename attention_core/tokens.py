@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["MAX_TOKENS", "token_labels", "tokenize"]
+__all__ = ["MAX_TEXT_CHARS", "MAX_TOKENS", "token_labels", "tokenize"]
 
-MAX_TOKENS = 64
-"""Longest sentence the app draws cell by cell; longer input is cut to this many tokens."""
+MAX_TOKENS = 2048
+"""Longest input the toy pipeline accepts; longer input is cut to this many tokens."""
+MAX_TEXT_CHARS = 100_000
+"""Characters of a pasted text that are read at all (far more than MAX_TOKENS words)."""
 
 _APOSTROPHES = "'’"
 _ZERO_WIDTH_JOINER = "\u200d"

@@ -25,7 +25,7 @@ import numpy as np
 from .attention import AttentionTrace, _read_only, scaled_dot_product_attention
 from .masks import block_mask, causal_mask, combine_masks, padding_mask, sliding_window_mask
 from .stages import MATRICES
-from .tokens import MAX_TOKENS, token_labels, tokenize
+from .tokens import MAX_TEXT_CHARS, MAX_TOKENS, token_labels, tokenize
 
 __all__ = [
     "MAX_DIM",
@@ -41,6 +41,9 @@ __all__ = [
 
 MAX_DIM = 512
 """Largest d_model and dk the toy pipeline offers (the paper's d_model)."""
+FLOAT32_ABOVE_CELLS = 256 * 256
+"""Score matrices with more cells than this are computed in float32: half the memory
+(a 2048 × 2048 trace keeps five such matrices), and still exact to about 7 digits."""
 
 _SENTENCE_ENDS = frozenset(".!?。！？")
 
@@ -195,6 +198,8 @@ class ToyTrace:
     """Projection W_V, (d_model, dv); None when V = X."""
     attention: AttentionTrace
     """Every stage of the attention itself."""
+    ignored_characters: int = 0
+    """Characters beyond MAX_TEXT_CHARS that were not read at all (0 if none)."""
 
     @property
     def is_cross_attention(self) -> bool:
@@ -227,7 +232,7 @@ class ToyTrace:
 
 
 def _tokens_within_limit(text: str, side: str, max_tokens: int) -> tuple[list[str], int]:
-    tokens = tokenize(text)
+    tokens = tokenize(text[:MAX_TEXT_CHARS])
     if not tokens:
         raise InputError(f"empty_{side}", f"the {side} text has no tokens", side=side)
     return tokens[:max_tokens], max(0, len(tokens) - max_tokens)
@@ -272,6 +277,8 @@ def build_toy_trace(settings: ToySettings) -> ToyTrace:
         k = x_key @ w_k  # (m, dk)
         v = x_key @ w_v  # (m, dv)
 
+    if len(query_tokens) * len(key_tokens) > FLOAT32_ABOVE_CELLS:
+        q, k, v = (matrix.astype(np.float32) for matrix in (q, k, v))
     mask = settings.mask.build(query_tokens, key_tokens)  # (n, m) or None
     attention = scaled_dot_product_attention(q, k, v, mask=mask, scale=settings.scale)
     return ToyTrace(
@@ -279,6 +286,7 @@ def build_toy_trace(settings: ToySettings) -> ToyTrace:
         query_tokens=tuple(query_tokens),
         key_tokens=tuple(key_tokens),
         dropped_tokens=dropped,
+        ignored_characters=max(0, len(settings.text) - MAX_TEXT_CHARS, len(settings.query_text) - MAX_TEXT_CHARS),
         x_query=x_query,
         x_key=x_key,
         w_q=w_q,

@@ -7,6 +7,7 @@ import pytest
 from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app
 
 from attention_core import MAX_TOKENS, MaskSpec, ToySettings, build_toy_trace
+from attention_core.figures import MAX_DRAWN_SIDE
 from attention_core.stages import STAGES
 
 STAGE_NAMES = [stage.name for stage in STAGES]
@@ -160,8 +161,30 @@ def test_bad_input_gets_a_message_not_a_traceback(text, message):
 
 def test_too_many_tokens_are_cut_with_a_notice():
     at = run_app(text=" ".join(f"w{i}" for i in range(MAX_TOKENS + 5)))
-    assert f"at most {MAX_TOKENS} tokens" in at.warning[0].value
-    assert heatmap_z(_spec_of(at, "x_query")).shape[0] == MAX_TOKENS
+    assert f"at most {MAX_TOKENS} tokens" in at.warning[0].value and "5 dropped" in at.warning[0].value
+    drawn = heatmap_z(_spec_of(at, "x_query"))
+    assert drawn.shape[0] == -(-MAX_TOKENS // (-(-MAX_TOKENS // MAX_DRAWN_SIDE)))  # rows drawn in blocks
+
+
+def test_a_long_sentence_is_drawn_in_blocks_with_an_exact_zoom_window():
+    """2048 tokens: weights drawn as block maxima, a zoom window shows exact cells."""
+    text = " ".join(f"w{i % 700}" for i in range(MAX_TOKENS))
+    at = _at_stage("weights", text=text, mask_kind="causal")
+    expected = build_toy_trace(ToySettings(text=text, mask=MaskSpec(causal=True))).attention
+    assert expected.weights.dtype == np.float32, "long inputs are computed in float32"
+    specs = plotly_specs(at)
+    overview, zoom = heatmap_z(specs[0]), heatmap_z(specs[1])
+    block = -(-MAX_TOKENS // MAX_DRAWN_SIDE)
+    assert overview.shape == (-(-MAX_TOKENS // block),) * 2
+    # block maximum of the weights, gaps where a whole block is masked
+    np.testing.assert_allclose(overview[1, 0], expected.weights[block : 2 * block, :block].max(), rtol=1e-6)
+    assert np.isnan(overview[0, 1])
+    assert "largest weight" in specs[0]["layout"]["title"]["text"]
+    np.testing.assert_allclose(np.nan_to_num(zoom), np.where(expected.mask, expected.weights, 0)[:24, :24], rtol=1e-6)
+    at.slider(key="step-weights-weights-zoom-row").set_value(1000).run()
+    zoom = heatmap_z(plotly_specs(at)[1])
+    np.testing.assert_allclose(np.nan_to_num(zoom), np.where(expected.mask, expected.weights, 0)[1000:1024, :24])
+    assert sum(len(chart.proto.spec) for chart in at.get("plotly_chart")) < 2_000_000, "payload under 2 MB"
 
 
 def test_projector_mode_enlarges_type_and_gaps_and_the_palette_changes_colours():

@@ -21,6 +21,7 @@ import streamlit as st
 
 from attention_core import (
     MAX_DIM,
+    MAX_TEXT_CHARS,
     STAGES,
     InputError,
     MaskSpec,
@@ -279,6 +280,9 @@ def figure_text() -> FigureText:
         value=t("figure.value"),
         masked=t("figure.masked"),
         allowed=t("figure.allowed"),
+        block_max=t("figure.block_max"),
+        block_mean=t("figure.block_mean"),
+        blocks=t("figure.blocks"),
     )
 
 
@@ -418,10 +422,13 @@ def memo(function: Callable[..., T], *args: Hashable) -> T:
 def trace_or_stop(settings: ToySettings) -> ToyTrace:
     """The cached trace for `settings`; on input the user must fix, explain and stop the page."""
     try:
-        trace = memo(build_toy_trace, settings)
+        with st.spinner(t("working")):
+            trace = memo(build_toy_trace, settings)
     except InputError as problem:
         st.info(t(f"error.{problem.code}", **problem.details))
         st.stop()
+    if trace.ignored_characters:
+        st.warning(t("notice.characters", limit=MAX_TEXT_CHARS, ignored=trace.ignored_characters))
     if trace.dropped_tokens:
         st.warning(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
     return trace

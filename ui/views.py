@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import ToyTrace
 from attention_core.export import csv_zip_bytes, json_text, latex_matrix, markdown_table, npz_bytes
-from attention_core.figures import heatmap, standalone_html
+from attention_core.figures import MAX_DRAWN_SIDE, heatmap, standalone_html
 from attention_core.frames import matrix_frame
 
 from .state import figure_style, figure_text, t
@@ -16,18 +16,47 @@ NARROW_PANEL_COLUMNS = 6
 beyond this many columns (the table tab has them all)."""
 
 
+ZOOM_SIDE = 24
+"""Rows and columns of the zoom window that shows a large matrix cell by cell."""
+
+
 def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False) -> None:
-    """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers."""
+    """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers.
+
+    A matrix too large to draw cell by cell is drawn in blocks, with a zoom window below
+    it (and in the table) showing a chosen region's exact values.
+    """
+    values = trace.matrix(name)
+    large = max(values.shape) > MAX_DRAWN_SIDE
     heatmap_tab, table_tab = st.tabs([t("tab.heatmap"), t("tab.table")])
+    text, style = figure_text(), figure_style()
     with heatmap_tab:
-        narrow = side_by_side and trace.matrix(name).shape[-1] > NARROW_PANEL_COLUMNS
-        figure = heatmap(
-            trace, name, text=figure_text(), style=figure_style(), show_numbers=False if narrow else None
-        )
+        narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
+        figure = heatmap(trace, name, text=text, style=style, show_numbers=False if narrow or large else None)
         st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
+        window = _zoom_window(values.shape, key=f"{key}-{name}") if large else None
+        if window is not None:
+            zoomed = heatmap(trace, name, text=text, style=style, window=window, title=t("zoom.title"))
+            st.plotly_chart(zoomed, key=f"{key}-{name}-zoom", config={"displaylogo": False})
     with table_tab:
-        frame = matrix_frame(trace, name)
+        if large:
+            st.caption(t("zoom.table"))
+        frame = matrix_frame(trace, name, window=window)
         st.dataframe(frame.style.format("{:.4f}") if name != "mask" else frame, key=f"{key}-{name}-table")
+
+
+def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
+    """Sliders choosing the first row and column of the zoom window; returns its slices."""
+    rows, columns = shape
+    st.caption(t("zoom.explain", side=ZOOM_SIDE, limit=MAX_DRAWN_SIDE))
+    row_column, column_column = st.columns(2)
+    first_row = row_column.slider(t("zoom.first_row"), 0, max(0, rows - ZOOM_SIDE), 0, key=f"{key}-zoom-row")
+    first_column = 0
+    if columns > ZOOM_SIDE:
+        first_column = column_column.slider(
+            t("zoom.first_column"), 0, columns - ZOOM_SIDE, 0, key=f"{key}-zoom-column"
+        )
+    return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
 
 
 def fully_masked_notice(trace: ToyTrace) -> None:

@@ -6,6 +6,7 @@ One submodule per subject; every figure the app draws is built here, never in a 
 
 from .matrices import (
     DIVERGING,
+    MAX_DRAWN_SIDE,
     PALETTES,
     PROJECTOR,
     SEQUENTIAL,
@@ -13,11 +14,13 @@ from .matrices import (
     FigureText,
     heatmap,
     matrix_heatmap,
+    plain_label,
     standalone_html,
 )
 
 __all__ = [
     "DIVERGING",
+    "MAX_DRAWN_SIDE",
     "PALETTES",
     "PROJECTOR",
     "SEQUENTIAL",
@@ -25,5 +28,6 @@ __all__ = [
     "FigureText",
     "heatmap",
     "matrix_heatmap",
+    "plain_label",
     "standalone_html",
 ]

@@ -20,6 +20,7 @@ from ..toy import ToyTrace
 
 __all__ = [
     "DIVERGING",
+    "MAX_DRAWN_SIDE",
     "PALETTES",
     "PROJECTOR",
     "SEQUENTIAL",
@@ -27,6 +28,7 @@ __all__ = [
     "FigureText",
     "heatmap",
     "matrix_heatmap",
+    "plain_label",
     "standalone_html",
 ]
 
@@ -81,6 +83,13 @@ PROJECTOR = FigureStyle(font_size=20, cell_gap=3, row_height=46, max_cells_with_
 """Readable from the back of a classroom on a 1280×720 projector."""
 
 
+DENSE_SIDE = 64
+"""Beyond this many rows (columns), cells are drawn without gaps: gaps would hide them."""
+MAX_DRAWN_SIDE = 200
+"""Beyond this many rows or columns a matrix is drawn in blocks (a 2048 × 2048 matrix would
+be 4 million cells and ~20 MB of JSON); exact values stay available through a zoom window."""
+
+
 @dataclass(frozen=True)
 class FigureText:
     """Words used inside figures, passed in so the caller can translate them."""
@@ -91,10 +100,49 @@ class FigureText:
     value: str = "value"
     masked: str = "masked"
     allowed: str = "may attend"
+    block_max: str = "largest value"
+    block_mean: str = "mean"
+    blocks: str = "each cell: {how} of a block of {rows} × {columns}"
+
+
+def plain_label(label: str) -> str:
+    """A label as literal text: Plotly reads a subset of HTML in labels and hovers (<b>, <a href>,
+    <br>), so a typed token such as "<br>" must be escaped to show as typed."""
+    return label.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def block_reduce(values: np.ndarray, row_size: int, column_size: int, how: str) -> np.ndarray:
+    """Reduce every block of row_size × column_size cells to one value ("max" or "mean").
+
+    NaN cells (masked) are ignored; a block of NaN only stays NaN. Edge blocks may be smaller.
+    """
+    rows, columns = values.shape
+    block_rows, block_columns = -(-rows // row_size), -(-columns // column_size)
+    padded = np.full((block_rows * row_size, block_columns * column_size), np.nan, dtype=np.float32)
+    padded[:rows, :columns] = values
+    blocks = padded.reshape(block_rows, row_size, block_columns, column_size)  # (R, rs, C, cs)
+    if how == "max":
+        return np.fmax.reduce(np.fmax.reduce(blocks, axis=3), axis=1)  # (R, C); fmax skips NaN
+    present = ~np.isnan(blocks)
+    counts = present.sum(axis=(1, 3))  # (R, C)
+    sums = np.where(present, blocks, 0).sum(axis=(1, 3))  # (R, C)
+    return np.divide(sums, counts, out=np.full(sums.shape, np.nan, dtype=np.float32), where=counts > 0)
+
+
+def _block_labels(labels: list[str], size: int) -> list[str]:
+    """"12–23" for the block of positions 12 to 23 ("d0–d7" for feature dimensions)."""
+    def position(label: str) -> str:
+        return label.split(":", 1)[0]
+
+    return [
+        f"{position(labels[start])}–{position(labels[min(start + size, len(labels)) - 1])}"
+        for start in range(0, len(labels), size)
+    ]
 
 
 def _row_height(rows: int, style: FigureStyle) -> int:
-    return style.row_height if rows <= 16 else max(8, style.row_height * 16 // rows)
+    """Full height up to 16 rows; beyond, rows shrink so the figure stays about one screen tall."""
+    return style.row_height if rows <= 16 else max(2, style.row_height * 16 // rows)
 
 
 def matrix_heatmap(
@@ -116,13 +164,26 @@ def matrix_heatmap(
     colour: "signed" (diverging, centred at 0), "weights" (0–1) or "mask" (two colours).
     masked: boolean (rows, columns), True where the cell is masked: drawn as a grey gap
     with a ×, never coloured as a value (display only; the records keep their numbers).
+    A side longer than MAX_DRAWN_SIDE is drawn in blocks: the block maximum for weights
+    (where attention goes is what matters), the block mean otherwise (for the mask: the
+    share of allowed cells), and the title says so.
     """
-    values = np.asarray(values, dtype=float)
-    rows, columns = values.shape
-    shown = values.copy()
+    values = np.asarray(values)
+    shown = values.astype(np.float32 if values.dtype == np.float32 else np.float64)  # a copy
     if masked is not None and colour != "mask":
         shown[masked] = np.nan  # a gap, for display only
     shown[~np.isfinite(shown)] = np.nan
+    row_labels, column_labels = [plain_label(label) for label in row_labels], [plain_label(c) for c in column_labels]
+    row_size, column_size = -(-shown.shape[0] // MAX_DRAWN_SIDE), -(-shown.shape[1] // MAX_DRAWN_SIDE)
+    aggregated = row_size > 1 or column_size > 1
+    if aggregated:
+        how = "max" if colour == "weights" else "mean"
+        shown = block_reduce(shown, row_size, column_size, how)
+        row_labels, column_labels = _block_labels(row_labels, row_size), _block_labels(column_labels, column_size)
+        how_words = text.block_max if how == "max" else text.block_mean
+        title = f"{title} — {text.blocks.format(how=how_words, rows=row_size, columns=column_size)}"
+        masked = None  # fully masked blocks are gaps; markers would be too many to draw
+    rows, columns = shown.shape
     if show_numbers is None:
         show_numbers = rows * columns <= style.max_cells_with_numbers
 
@@ -130,8 +191,8 @@ def matrix_heatmap(
         z=shown,
         x=column_labels,
         y=row_labels,
-        xgap=style.cell_gap,
-        ygap=style.cell_gap,
+        xgap=style.cell_gap if columns <= DENSE_SIDE else 0,
+        ygap=style.cell_gap if rows <= DENSE_SIDE else 0,
         hovertemplate=(
             f"{row_title}: %{{y}}<br>{column_title}: %{{x}}<br>{text.value}: %{{z:.4f}}<extra></extra>"
         ),
@@ -144,8 +205,12 @@ def matrix_heatmap(
             zmin=0.0,
             zmax=1.0,
             showscale=False,
-            customdata=np.where(values > 0.5, text.allowed, text.masked),
-            hovertemplate=f"{row_title}: %{{y}}<br>{column_title}: %{{x}}<br>%{{customdata}}<extra></extra>",
+            customdata=None if aggregated else np.where(shown > 0.5, text.allowed, text.masked),
+            hovertemplate=(
+                f"{row_title}: %{{y}}<br>{column_title}: %{{x}}<br>{text.allowed}: %{{z:.0%}}<extra></extra>"
+                if aggregated
+                else f"{row_title}: %{{y}}<br>{column_title}: %{{x}}<br>%{{customdata}}<extra></extra>"
+            ),
         )
     else:
         heat.update(colorscale=style.diverging, zmid=0.0)
@@ -197,11 +262,13 @@ def heatmap(
     title: str | None = None,
     show_numbers: bool | None = None,
     style: FigureStyle = FigureStyle(),
+    window: tuple[slice, slice] | None = None,
 ) -> go.Figure:
     """The heatmap of the recorded matrix `name` of a toy trace, labelled by tokens.
 
     Rows are query tokens (or key tokens for K and V); columns are key tokens for n × m
     matrices and feature dimensions otherwise. Score and weight matrices mark masked cells.
+    `window` = (rows, columns) slices draws only that part, cell by cell (the zoom).
     """
     info = MATRICES[name]
     row_labels, column_labels = trace.axis_labels(name)
@@ -210,6 +277,11 @@ def heatmap(
     masked = None
     if info.columns == "key" and name != "mask":
         masked = ~np.asarray(trace.attention.mask)
+    if window is not None:
+        row_window, column_window = window
+        values = values[row_window, column_window]
+        row_labels, column_labels = row_labels[row_window], column_labels[column_window]
+        masked = None if masked is None else masked[row_window, column_window]
     return matrix_heatmap(
         values,
         row_labels,
