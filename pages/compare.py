@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core import MAX_DIM, MaskSpec
 from attention_core.custom import changed_settings, weight_difference
 from attention_core.figures.compare import difference_figure, weights_figure
-from ui.state import PROJECTIONS, controls, figure_text, t, trace_or_stop
+from ui.state import PROJECTIONS, controls, figure_text, option_label, t, trace_or_stop
 from ui.views import fully_masked_notice
 
 SIDES = ("a", "b")
@@ -63,7 +63,7 @@ def side_controls(side: str) -> dict:
         "mask": mask_column.segmented_control(
             t("control.mask"),
             MASKS,
-            format_func=lambda kind: t(f"compare.mask.{kind}"),
+            format_func=option_label("compare.mask"),
             required=True,
             key=f"compare.{side}.mask",
             persist_state="session",
@@ -72,7 +72,7 @@ def side_controls(side: str) -> dict:
         "projection": st.segmented_control(
             t("control.projection"),
             PROJECTIONS,
-            format_func=lambda kind: t(f"compare.projection.{kind}"),
+            format_func=option_label("compare.projection"),
             required=True,
             key=f"compare.{side}.projection",
             persist_state="session",
@@ -108,7 +108,7 @@ preset_column.selectbox(
     t("compare.preset"),
     list(PRESETS),
     index=None,
-    format_func=lambda preset: t(f"compare.preset.{preset}"),
+    format_func=option_label("compare.preset"),
     placeholder=t("compare.preset.placeholder"),
     key="compare.preset",
     on_change=_on_preset,

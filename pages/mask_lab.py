@@ -9,7 +9,7 @@ from attention_core import MaskSpec, ToyTrace
 from attention_core.figures.masks import fill_weights_heatmap, mask_thumbnail, row_comparison_heatmap
 from attention_core.mask_lab import MASK_PARTS, all_allowed, compare_fill, fit_grid, grid_of, mask_parts
 from attention_core.toy import sentence_segments
-from ui.state import controls, figure_text, t, trace_or_stop
+from ui.state import controls, figure_text, option_label, t, trace_or_stop
 from ui.views import matrix_view
 
 FILL_VALUE = -1e9
@@ -60,7 +60,7 @@ def preset_controls(base: ToyTrace) -> MaskSpec:
         t("mask_lab.presets"),
         MASK_PARTS,
         selection_mode="multi",
-        format_func=lambda name: t(f"mask_lab.part.{name}"),
+        format_func=option_label("mask_lab.part"),
         key="mask_lab_presets",
         persist_state="session",
         help=t("mask_lab.presets.help"),

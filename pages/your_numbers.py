@@ -15,7 +15,7 @@ from attention_core.custom import (
     resize_cells,
 )
 from attention_core.stages import stage_by_name
-from ui.state import controls, language, t
+from ui.state import controls, language, option_label, t
 from ui.views import fully_masked_notice, matrix_view
 
 # Session keys (plain values, not widgets; a page's bare strings would be drawn, hence comments):
@@ -100,7 +100,7 @@ example_column.selectbox(
     t("your_numbers.example"),
     list(EXAMPLES),
     index=None,
-    format_func=lambda name: t(f"your_numbers.example.{name}"),
+    format_func=option_label("your_numbers.example"),
     placeholder=t("your_numbers.example.placeholder"),
     key="your_numbers.example",
     on_change=_on_example,
