@@ -13,6 +13,7 @@ notice) and seed the widgets; after every run the current values are written bac
 from __future__ import annotations
 
 import time
+import urllib.parse
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -190,8 +191,9 @@ def _url_notices() -> None:
         st.warning(t(f"url.{kind}", setting=key, value=_quote(raw)), icon=":material/link:")
 
 
-def write_url() -> None:
-    """Put every non-default setting in the address bar (defaults are left out to keep links short)."""
+def write_url() -> dict[str, str]:
+    """Put every non-default setting in the address bar (defaults are left out to keep links
+    short); returns the parameters written."""
     wanted = {}
     for key, param in URL_PARAMS.items():
         value = st.session_state.get(key, param.default)
@@ -203,6 +205,16 @@ def write_url() -> None:
     current = {key: st.query_params[key] for key in st.query_params}
     if current != wanted:
         st.query_params.from_dict(wanted)
+    return wanted
+
+
+def _share_link(sidebar, params: dict[str, str]) -> None:
+    """The address of this exact view, with a copy button, for a lesson plan or a chat."""
+    scheme, host, path, _, _ = urllib.parse.urlsplit(st.context.url or "")
+    link = urllib.parse.urlunsplit((scheme, host, path or "/", urllib.parse.urlencode(params), ""))
+    with sidebar.popover(t("share.button"), icon=":material/link:", width="stretch"):
+        st.caption(t("share.explain"))
+        st.code(link, language=None, wrap_lines=True)
 
 
 def language() -> str:
@@ -391,7 +403,7 @@ def controls() -> ToySettings:
     )
     _display_controls(sidebar)
     _url_notices()
-    write_url()
+    _share_link(sidebar, write_url())
     return ToySettings(
         text=text,
         query_text=query_text,

@@ -25,7 +25,9 @@ def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
     page.get_by_text("Softmax 权重 A").first.wait_for(timeout=20_000)
     wait_for_app(page)
     page.wait_for_timeout(1000)  # the URL is written at the end of the run
-    link = page.url
+    page.get_by_text("本视图的链接").click()
+    link = page.locator('[data-testid="stPopoverBody"] code').inner_text().strip()
+    assert link == page.url, "the share box shows the address bar's link"
     assert "dk=11" in link and "mask_kind=causal" in link and "stage=weights" in link and "lang=zh" in link
     expected = _drawn(page)
 
