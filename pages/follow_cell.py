@@ -1,8 +1,182 @@
-"""Placeholder: this page is being built."""
+"""Follow one cell (i, j): from q_i and k_j to its weight and its share of output row i."""
 
 import streamlit as st
 
-from ui.state import controls, t
+from attention_core.cell import CellTrace, follow_cell
+from attention_core.figures.cell import (
+    CellFigureText,
+    cell_locator,
+    contribution_bars,
+    dot_product_latex,
+    mask_latex,
+    output_latex,
+    product_bars,
+    scale_latex,
+    softmax_bars,
+    softmax_latex,
+    vector_bars,
+)
+from ui.state import controls, figure_text, t, trace_or_stop
+
+DEFAULT_CELL = {"cell_i": 1, "cell_j": 0}  # a first visit: the second query token looking at the first key
+PLOT_CONFIG = {"displaylogo": False}
+MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
+
+
+def escape_markdown(text: str) -> str:
+    """A token label safe inside Markdown (a token may be "*", "_" or "$")."""
+    return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
+
+
+def pick_position(label: str, labels: list[str], key: str, help_text: str) -> int:
+    """A selectbox over positions 0..len(labels)−1 shown as "i:token".
+
+    The position is kept when the sentence changes and clamped to the last token when the
+    sentence gets shorter (a selectbox alone would fall back to its first option).
+    """
+    previous = st.session_state.get(key, DEFAULT_CELL[key])
+    if not isinstance(previous, int) or isinstance(previous, bool):
+        previous = DEFAULT_CELL[key]
+    st.session_state[key] = min(max(previous, 0), len(labels) - 1)
+    return st.selectbox(
+        label, range(len(labels)), format_func=labels.__getitem__, key=key, help=help_text, persist_state="session"
+    )
+
+
+def cell_text() -> CellFigureText:
+    return CellFigureText(
+        feature=t("follow_cell.figure.feature"),
+        key=t("follow_cell.figure.key"),
+        product=t("follow_cell.figure.product"),
+        exp=t("follow_cell.figure.exp"),
+        weight=t("follow_cell.figure.weight"),
+        masked=t("figure.masked"),
+        output=t("follow_cell.figure.output_name"),
+        contribution=t("follow_cell.figure.contribution"),
+    )
+
+
+def key_numbers(cell: CellTrace) -> None:
+    """The cell's chain of numbers as metrics: raw → scaled → mask → exp → weight."""
+    raw, scaled, mask, exp, weight = st.columns(5)
+    raw.metric(t("follow_cell.metric.raw"), cell.raw_score, format="%.4f", border=True, height="stretch")
+    scaled.metric(t("follow_cell.metric.scaled"), cell.scaled_score, format="%.4f", border=True, height="stretch")
+    mask.metric(
+        t("follow_cell.metric.mask"),
+        int(cell.allowed),
+        delta=t("follow_cell.metric.allowed") if cell.allowed else t("follow_cell.metric.masked"),
+        delta_color="green" if cell.allowed else "red",
+        delta_arrow="off",
+        border=True,
+        height="stretch",
+    )
+    exp.metric(t("follow_cell.metric.exp"), float(cell.exp_row[cell.j]), format="%.4f", border=True, height="stretch")
+    weight.metric(t("follow_cell.metric.weight"), cell.weight, format="%.4f", border=True, height="stretch")
+
+
+def row_table(cell: CellTrace, key_labels: list[str]) -> None:
+    """Every number of row i's softmax, one line per key."""
+    numbers = {
+        t("follow_cell.table.score"): cell.row_scores,
+        t("follow_cell.table.shifted"): cell.shifted_scores,
+        t("follow_cell.table.exp"): cell.exp_row,
+        t("follow_cell.table.weight"): cell.weights_row,
+    }
+    st.dataframe(
+        {t("follow_cell.table.key"): key_labels, t("follow_cell.table.allowed"): cell.row_allowed, **numbers},
+        hide_index=True,
+        column_config={name: st.column_config.NumberColumn(format="%.4f") for name in numbers},
+        key="cell-row-table",
+    )
+
 
 settings = controls()
 st.title(t("page.follow_cell"))
+st.markdown(t("follow_cell.intro"))
+trace = trace_or_stop(settings)
+attention = trace.attention
+query_labels, key_labels = trace.query_labels, trace.key_labels
+
+picker_column, locator_column = st.columns([2, 3], gap="large")
+with picker_column:
+    i = pick_position(t("follow_cell.query"), query_labels, "cell_i", t("follow_cell.query.help"))
+    j = pick_position(t("follow_cell.key"), key_labels, "cell_j", t("follow_cell.key.help"))
+    if trace.is_cross_attention:
+        st.caption(t("follow_cell.cross_note", n=len(query_labels), m=len(key_labels)))
+cell = follow_cell(attention, i, j)  # a few dozen multiplications: no cache needed
+names = {  # token labels in bold for Markdown sentences; `plain` for titles
+    "i": i,
+    "j": j,
+    "query_token": f"**{escape_markdown(query_labels[i])}**",
+    "key_token": f"**{escape_markdown(key_labels[j])}**",
+}
+plain = {"i": i, "j": j, "query_token": query_labels[i], "key_token": key_labels[j]}
+with picker_column:
+    st.markdown(t("follow_cell.cell_meaning", **names))
+with locator_column:
+    st.plotly_chart(
+        cell_locator(trace, cell, text=figure_text(), title=t("follow_cell.locator.title", **plain)),
+        key="cell-locator",
+        config=PLOT_CONFIG,
+    )
+key_numbers(cell)
+words = cell_text()
+
+st.subheader(t("follow_cell.step.dot.title"))
+st.latex(dot_product_latex(cell))
+vectors_column, products_column = st.columns(2)
+vectors_column.plotly_chart(
+    vector_bars(cell, query_labels[i], key_labels[j], text=words, title=t("follow_cell.figure.vectors", **plain)),
+    key="cell-vectors",
+    config=PLOT_CONFIG,
+)
+products_column.plotly_chart(
+    product_bars(cell, text=words, title=t("follow_cell.figure.products", raw=cell.raw_score)),
+    key="cell-products",
+    config=PLOT_CONFIG,
+)
+st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **names))
+
+st.subheader(t("follow_cell.step.scale.title"))
+st.latex(scale_latex(cell, settings.dk))
+st.markdown(t("follow_cell.step.scale.explain", dk=settings.dk, scale=cell.scale))
+
+st.subheader(t("follow_cell.step.mask.title", **plain))
+st.latex(mask_latex(cell))
+if settings.mask.is_empty:
+    st.markdown(t("follow_cell.step.mask.none", scaled=cell.scaled_score))
+elif cell.allowed:
+    st.success(t("follow_cell.step.mask.allowed", scaled=cell.scaled_score, **names))
+else:
+    st.error(t("follow_cell.step.mask.masked", scaled=cell.scaled_score, **names))
+
+st.subheader(t("follow_cell.step.softmax.title", i=i))
+st.latex(softmax_latex(cell))
+if cell.fully_masked:
+    st.warning(t("follow_cell.step.softmax.fully_masked", **names))
+else:
+    st.markdown(
+        t("follow_cell.step.softmax.explain", row_max=cell.row_max, row_sum=cell.row_sum, weight=cell.weight, **names)
+    )
+chart_tab, table_tab = st.tabs([t("follow_cell.tab.chart"), t("follow_cell.tab.table", i=i)])
+with chart_tab:
+    softmax_title = "follow_cell.figure.softmax.fully_masked" if cell.fully_masked else "follow_cell.figure.softmax"
+    st.plotly_chart(
+        softmax_bars(cell, key_labels, text=words, title=t(softmax_title, i=i)),
+        key="cell-softmax",
+        config=PLOT_CONFIG,
+    )
+with table_tab:
+    row_table(cell, key_labels)
+
+st.subheader(t("follow_cell.step.output.title", i=i))
+st.latex(output_latex(cell))
+if cell.fully_masked:
+    st.warning(t("follow_cell.step.output.fully_masked", **names))
+else:
+    st.markdown(t("follow_cell.step.output.explain", weight=cell.weight, **names))
+st.plotly_chart(
+    contribution_bars(cell, key_labels, text=words, title=t("follow_cell.figure.output", i=i)),
+    key="cell-output",
+    config=PLOT_CONFIG,
+)

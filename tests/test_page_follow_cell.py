@@ -1,0 +1,234 @@
+"""The "Follow one cell" page as a user drives it (AppTest): every number and bar it shows is
+the trace's own record for the picked cell (i, j), read here straight from the engine's
+AttentionTrace, not from `follow_cell`."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from apptest_helpers import chart_ids, decode_array, heatmap_z, plotly_specs, run_app
+
+from attention_core import MaskSpec, ToySettings, build_toy_trace
+
+SENTENCE = ToySettings().text  # 11 tokens: "0:The" … "10:."
+QUERY_SENTENCE = "猫坐在垫子上。"  # 7 tokens: cross-attention with n = 7 ≠ m = 11
+
+
+def open_page(lang: str = "en", **session):
+    """The page with the default sentence and some settings preset, in `lang`."""
+    session.setdefault("text", SENTENCE)
+    at = run_app(page="follow_cell", **session)
+    if lang != "en":  # switched with the sidebar widget, as a user does
+        at.segmented_control(key="lang").set_value(lang).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def expected_trace(**settings):
+    """The engine's attention record for the given toy settings."""
+    return build_toy_trace(ToySettings(text=SENTENCE, **settings)).attention
+
+
+def chart(at, key: str) -> dict:
+    """The drawn spec of the chart with `key=`."""
+    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
+        if chart_id.endswith(f"-{key}") or chart_id.endswith(key):
+            return spec
+    raise AssertionError(f"no chart {key!r}: {chart_ids(at)}")
+
+
+def bars(spec: dict) -> list[dict]:
+    return [trace for trace in spec["data"] if trace.get("type") == "bar"]
+
+
+def y(trace: dict) -> np.ndarray:
+    return decode_array(trace["y"]).astype(float)
+
+
+def metrics(at) -> dict[str, str]:
+    """The five metrics in page order: raw, scaled, mask, exp, weight."""
+    values = [metric.value for metric in at.metric]
+    assert len(values) == 5, values
+    return dict(zip(["raw", "scaled", "mask", "exp", "weight"], values, strict=True))
+
+
+def row_softmax(trace, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(exp(S̃ − max), weights) of row i, straight from the trace's masked scores and weights."""
+    row = np.asarray(trace.masked_scores[i], dtype=float)
+    allowed = np.asarray(trace.mask[i])
+    top = row[allowed].max() if allowed.any() else 0.0
+    return np.exp(row - top), np.asarray(trace.weights[i])
+
+
+def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
+    """Every number and bar on the page is the trace's record for cell (i, j)."""
+    assert at.selectbox(key="cell_i").value == i
+    assert at.selectbox(key="cell_j").value == j
+    exp_row, weights = row_softmax(trace, i)
+
+    shown = metrics(at)
+    assert float(shown["raw"]) == pytest.approx(trace.raw_scores[i, j], rel=1e-12, abs=1e-12)
+    assert float(shown["scaled"]) == pytest.approx(trace.scaled_scores[i, j], rel=1e-12, abs=1e-12)
+    assert int(shown["mask"]) == int(trace.mask[i, j])
+    assert float(shown["exp"]) == pytest.approx(exp_row[j], rel=1e-12, abs=1e-15)
+    assert float(shown["weight"]) == pytest.approx(trace.weights[i, j], rel=1e-12, abs=1e-15)
+
+    vectors = bars(chart(at, "cell-vectors"))
+    np.testing.assert_allclose(y(vectors[0]), trace.q[i])
+    np.testing.assert_allclose(y(vectors[1]), trace.k[j])
+    products = bars(chart(at, "cell-products"))[0]
+    np.testing.assert_allclose(y(products), trace.q[i] * trace.k[j], rtol=1e-12)
+
+    softmax = bars(chart(at, "cell-softmax"))[0]
+    np.testing.assert_allclose(y(softmax), exp_row, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(decode_array(softmax["customdata"]).astype(float), weights, rtol=1e-12, atol=1e-15)
+
+    output = chart(at, "cell-output")
+    stacked = bars(output)
+    assert len(stacked) == trace.v.shape[0]
+    for key, bar in enumerate(stacked):
+        np.testing.assert_allclose(y(bar), trace.weights[i, key] * trace.v[key], rtol=1e-12, atol=1e-15)
+    diamonds = next(t for t in output["data"] if t.get("type") == "scatter")
+    np.testing.assert_allclose(y(diamonds), trace.output[i], rtol=1e-12, atol=1e-12)
+    assert [bar["marker"]["line"]["width"] > 0 for bar in stacked] == [key == j for key in range(len(stacked))]
+
+    drawn_weights = np.where(trace.mask, trace.weights, np.nan)  # masked cells are drawn as gaps
+    np.testing.assert_allclose(heatmap_z(chart(at, "cell-locator")), drawn_weights, atol=1e-15)
+
+    table = at.dataframe[0].value
+    np.testing.assert_array_equal(table.iloc[:, 1].to_numpy(dtype=bool), trace.mask[i])
+    np.testing.assert_array_equal(table.iloc[:, 2].to_numpy(dtype=float), trace.masked_scores[i])
+    np.testing.assert_allclose(table.iloc[:, 4].to_numpy(dtype=float), exp_row, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(table.iloc[:, 5].to_numpy(dtype=float), weights, rtol=1e-12, atol=1e-15)
+
+    formulas = " ".join(latex.value for latex in at.latex)
+    assert f"= {trace.raw_scores[i, j]:.4f}" in formulas
+    assert f"{trace.scaled_scores[i, j]:.4f}" in formulas
+    if not trace.fully_masked_rows[i]:
+        assert f"= {trace.weights[i, j]:.4f}" in formulas
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_renders_in_both_languages(lang):
+    at = open_page(lang)
+    assert len(at.get("plotly_chart")) == 5
+    assert len(at.latex) == 5, "one formula per step"
+    headings = [heading.value for heading in at.subheader]
+    assert len(headings) == 5
+    if lang == "zh":
+        cjk = re.compile(r"[\u4e00-\u9fff]")
+        assert all(cjk.search(heading) for heading in headings), headings
+        assert all(cjk.search(metric.label) for metric in at.metric if "M_ij" not in metric.label)
+        assert at.selectbox(key="cell_i").label.startswith("查询词元")
+    else:
+        assert at.title[0].value == "Follow one cell"
+
+
+def test_every_number_shown_equals_the_trace_record():
+    at = open_page()
+    assert_page_shows_cell(at, expected_trace(), 1, 0)
+
+
+@pytest.mark.parametrize(("i", "j"), [(7, 1), (3, 10), (0, 0)])
+def test_picking_a_cell_draws_that_cell(i, j):
+    at = open_page()
+    at.selectbox(key="cell_i").set_value(i).run()
+    at.selectbox(key="cell_j").set_value(j).run()
+    assert not at.exception
+    assert_page_shows_cell(at, expected_trace(), i, j)
+
+
+def test_changing_the_key_changes_the_bars_and_the_numbers():
+    at = open_page()
+    before_k = y(bars(chart(at, "cell-vectors"))[1])
+    before_q = y(bars(chart(at, "cell-vectors"))[0])
+    before_products = y(bars(chart(at, "cell-products"))[0])
+    before_metrics = metrics(at)
+    at.selectbox(key="cell_j").set_value(5).run()
+    assert not np.allclose(before_k, y(bars(chart(at, "cell-vectors"))[1]))
+    np.testing.assert_array_equal(before_q, y(bars(chart(at, "cell-vectors"))[0]))  # same query
+    assert not np.allclose(before_products, y(bars(chart(at, "cell-products"))[0]))
+    assert metrics(at)["raw"] != before_metrics["raw"]
+    assert metrics(at)["weight"] != before_metrics["weight"]
+    assert_page_shows_cell(at, expected_trace(), 1, 5)
+
+
+def test_changing_the_query_changes_the_softmax_row():
+    at = open_page()
+    before = y(bars(chart(at, "cell-softmax"))[0])
+    at.selectbox(key="cell_i").set_value(7).run()
+    assert not np.allclose(before, y(bars(chart(at, "cell-softmax"))[0]))
+    assert_page_shows_cell(at, expected_trace(), 7, 0)
+
+
+def test_cross_attention_lets_i_run_over_queries_and_j_over_keys():
+    at = open_page(cross=True, query_text=QUERY_SENTENCE)
+    n, m = 7, 11
+    assert at.selectbox(key="cell_i").options == [f"{p}:{c}" for p, c in enumerate(QUERY_SENTENCE)]
+    assert len(at.selectbox(key="cell_j").options) == m
+    at.selectbox(key="cell_i").set_value(n - 1).run()
+    at.selectbox(key="cell_j").set_value(m - 1).run()
+    assert not at.exception
+    assert_page_shows_cell(at, expected_trace(query_text=QUERY_SENTENCE), n - 1, m - 1)
+    assert any(str(n) in caption.value and str(m) in caption.value for caption in at.caption)
+
+
+def test_cross_attention_in_chinese():
+    at = open_page("zh", cross=True, query_text=QUERY_SENTENCE)
+    assert_page_shows_cell(at, expected_trace(query_text=QUERY_SENTENCE), 1, 0)
+
+
+def test_a_shorter_sentence_clamps_the_picked_cell():
+    at = open_page()
+    at.selectbox(key="cell_i").set_value(10).run()
+    at.selectbox(key="cell_j").set_value(9).run()
+    at.text_area(key="text").input("我爱自然语言处理。").run()  # 9 tokens: positions 0..8
+    assert not at.exception
+    trace = build_toy_trace(ToySettings(text="我爱自然语言处理。")).attention
+    assert_page_shows_cell(at, trace, 8, 8)
+
+
+def test_a_longer_sentence_keeps_the_picked_positions():
+    at = open_page()
+    at.selectbox(key="cell_i").set_value(3).run()
+    at.selectbox(key="cell_j").set_value(2).run()
+    text = "The animal didn't cross the street because it was too tired."
+    at.text_area(key="text").input(text).run()
+    assert not at.exception
+    assert_page_shows_cell(at, build_toy_trace(ToySettings(text=text)).attention, 3, 2)
+
+
+def test_a_masked_cell_is_explained_as_minus_infinity_and_weight_zero():
+    at = open_page(mask_kind="causal")
+    at.selectbox(key="cell_j").set_value(5).run()  # 1:cat may not look ahead at 5:mat
+    trace = expected_trace(mask=MaskSpec(causal=True))
+    assert_page_shows_cell(at, trace, 1, 5)
+    assert float(metrics(at)["weight"]) == 0.0
+    assert at.metric[2].proto.delta == "masked → −∞"
+    assert any("−∞" in error.value for error in at.error)
+    assert any(r"\leftarrow -\infty" in latex.value for latex in at.latex)
+
+
+def test_an_allowed_cell_under_a_mask_is_said_to_be_allowed():
+    at = open_page(mask_kind="causal")
+    at.selectbox(key="cell_i").set_value(7).run()
+    at.selectbox(key="cell_j").set_value(1).run()
+    assert_page_shows_cell(at, expected_trace(mask=MaskSpec(causal=True)), 7, 1)
+    assert at.success and not at.error
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_fully_masked_row_is_explained_without_nan(lang):
+    every_key = list(range(11))
+    at = open_page(lang, mask_kind="padding", pad_positions=every_key)
+    trace = expected_trace(mask=MaskSpec(padding=tuple(every_key)))
+    assert trace.fully_masked_rows.all()
+    assert_page_shows_cell(at, trace, 1, 0)
+    assert len(at.warning) == 2, "the softmax and the output steps both explain the empty row"
+    for spec in plotly_specs(at)[1:]:  # the bar charts (the heatmap shows masked cells as gaps)
+        for trace_spec in spec["data"]:
+            assert not np.isnan(decode_array(trace_spec["y"]).astype(float)).any()
+    assert float(metrics(at)["weight"]) == 0.0
+    assert all(value == 0 for value in at.dataframe[0].value.iloc[:, 5])
