@@ -35,11 +35,15 @@ def sidebar_choices(settings) -> dict:
     }
 
 
-def apply_preset(preset: str, base: dict) -> None:
-    """Set both sides to the sidebar's choices, then apply the preset's changes."""
+def apply_preset(preset: str, base: dict, only_missing: bool = False) -> None:
+    """Set both sides to the sidebar's choices, then apply the preset's changes.
+
+    only_missing: fill in only the controls that have no value yet (a link may set some).
+    """
     for side in SIDES:
         for name, value in {**base, **PRESETS[preset][side]}.items():
-            st.session_state[f"compare.{side}.{name}"] = value
+            if not (only_missing and f"compare.{side}.{name}" in st.session_state):
+                st.session_state[f"compare.{side}.{name}"] = value
 
 
 def _on_preset(base: dict) -> None:
@@ -101,7 +105,7 @@ st.caption(t("compare.intro"))
 
 base = sidebar_choices(settings)
 if any(f"compare.{side}.{name}" not in st.session_state for side in SIDES for name in base):
-    apply_preset(DEFAULT_PRESET, base)  # first visit: A = the sidebar, B = A unscaled
+    apply_preset(DEFAULT_PRESET, base, only_missing=True)  # first visit: A = the sidebar, B = A unscaled
 
 preset_column, reset_column = st.columns([3, 1], vertical_alignment="bottom")
 preset_column.selectbox(

@@ -80,3 +80,44 @@ def test_bad_link_values_show_a_notice_and_never_a_traceback():
     assert any("`<b>x</b>`" in notice for notice in notices), "the raw value is shown as code, not rendered"
     assert at.slider(key="dk").value == MAX_DIM
     assert at.number_input(key="seed").value == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "values", "problems"),
+    [
+        ({"why_dk": "256"}, {"why_dk": 256}, []),
+        ({"why_dk": "100"}, {}, [("why_dk", "dropped", "100")]),  # not a power of two on the slider
+        ({"why_temperature": "0.5"}, {"why_temperature": 0.5}, []),
+        ({"why_temperature": "nan"}, {}, [("why_temperature", "dropped", "nan")]),
+        ({"cell_i": "3", "cell_j": "5000"}, {"cell_i": 3, "cell_j": 2047}, [("cell_j", "clamped", "5000")]),
+        ({"mask_lab_presets": "window,causal"}, {"mask_lab_presets": ["causal", "window"]}, []),
+        ({"mask_lab_presets": "causal,rm -rf"}, {"mask_lab_presets": ["causal"]},
+         [("mask_lab_presets", "clamped", "causal,rm -rf")]),
+        ({"mask_lab_presets": "nothing"}, {}, [("mask_lab_presets", "dropped", "nothing")]),
+        ({"mh_d_model": "512", "mh_heads": "8"}, {"mh_d_model": 512, "mh_heads": 8}, []),
+        ({"mh_d_model": "500"}, {}, [("mh_d_model", "dropped", "500")]),
+        ({"mh_stage": "embeddings"}, {}, [("mh_stage", "dropped", "embeddings")]),
+        ({"compare.b.scaled": "false", "compare.a.dk": "64"}, {"compare.b.scaled": False, "compare.a.dk": 64}, []),
+    ],
+)
+def test_page_settings_in_the_url_are_checked_too(query, values, problems):
+    assert read_url(query) == (values, problems)
+
+
+@pytest.mark.parametrize(
+    ("page", "query", "key", "expected"),
+    [
+        ("follow_cell", {"cell_i": "3", "cell_j": "5"}, "cell_j", 5),
+        ("why_sqrt_dk", {"why_dk": "256"}, "why_dk", 256),
+        ("mask_lab", {"mask_lab_presets": "causal,window", "mask_lab_window": "3"}, "mask_lab_window", 3),
+        ("multi_head", {"mh_d_model": "32", "mh_heads": "4", "mh_head": "2"}, "mh_head", 2),
+        ("compare", {"compare.b.dk": "4", "compare.b.scaled": "true"}, "compare.b.dk", 4),
+    ],
+)
+def test_a_link_restores_each_pages_own_settings(page, query, key, expected):
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    assert at.session_state[key] == expected

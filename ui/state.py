@@ -23,6 +23,7 @@ import streamlit as st
 from attention_core import (
     MAX_DIM,
     MAX_TEXT_CHARS,
+    MAX_TOKENS,
     STAGES,
     InputError,
     MaskSpec,
@@ -33,6 +34,9 @@ from attention_core import (
     tokenize,
 )
 from attention_core.figures import PALETTES, PROJECTOR, FigureStyle, FigureText
+from attention_core.mask_lab import MASK_PARTS
+from attention_core.scaling import log_dk_steps
+from attention_core.toy_multihead import D_MODEL_CHOICES, MAX_HEADS
 
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
 
@@ -73,8 +77,14 @@ class UrlParam:
     """
 
     default: Any
+    """Left out of the URL while the setting has this value; ALWAYS: written whenever set."""
     read: Callable[[str], tuple[Any, bool]]
     write: Callable[[Any], str] = str
+
+
+ALWAYS = object()
+"""A UrlParam default for settings whose default is not fixed (it follows other settings),
+so the link must say their value."""
 
 
 def _integer(low: int, high: int) -> Callable[[str], tuple[int, bool]]:
@@ -94,6 +104,43 @@ def _choice(options) -> Callable[[str], tuple[str, bool]]:
         if text not in options:
             raise UrlValueError(text)
         return text, False
+
+    return read
+
+
+def _integer_choice(options) -> Callable[[str], tuple[int, bool]]:
+    def read(text: str) -> tuple[int, bool]:
+        try:
+            value = int(text)
+        except ValueError:
+            raise UrlValueError(text) from None
+        if value not in options:
+            raise UrlValueError(text)
+        return value, False
+
+    return read
+
+
+def _number_choice(options) -> Callable[[str], tuple[float, bool]]:
+    def read(text: str) -> tuple[float, bool]:
+        try:
+            value = float(text)
+        except ValueError:
+            raise UrlValueError(text) from None
+        if value not in options:
+            raise UrlValueError(text)
+        return value, False
+
+    return read
+
+
+def _names(options) -> Callable[[str], tuple[list[str], bool]]:
+    def read(text: str) -> tuple[list[str], bool]:
+        names = [name for name in text.split(",") if name]
+        kept = [name for name in options if name in names]  # in the options' order, once each
+        if names and not kept:
+            raise UrlValueError(text)
+        return kept, len(kept) != len(set(names))
 
     return read
 
@@ -148,6 +195,34 @@ URL_PARAMS: dict[str, UrlParam] = {
     # the step-through page
     "view": UrlParam("steps", _choice(("steps", "overview"))),
     "stage": UrlParam(STAGES[0].name, _choice([stage.name for stage in STAGES])),
+    # why √dk
+    "why_dk": UrlParam(64, _integer_choice(log_dk_steps(1024))),
+    "why_temperature": UrlParam(1.0, _number_choice((0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)), "{:g}".format),
+    "why_keys": UrlParam(16, _integer_choice((4, 8, 16, 32))),
+    # follow one cell
+    "cell_i": UrlParam(1, _integer(0, MAX_TOKENS - 1)),
+    "cell_j": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
+    # mask lab
+    "mask_lab_presets": UrlParam([], _names(MASK_PARTS), _join),
+    "mask_lab_pad": UrlParam([], _positions, _join),
+    "mask_lab_window": UrlParam(ALWAYS, _integer(1, MAX_TOKENS)),
+    # multi-head attention
+    "mh_d_model": UrlParam(64, _integer_choice(D_MODEL_CHOICES)),
+    "mh_heads": UrlParam(8, _integer(1, MAX_HEADS)),
+    "mh_head": UrlParam(0, _integer(0, MAX_HEADS - 1)),
+    "mh_stage": UrlParam(STAGES[1].name, _choice([stage.name for stage in STAGES[1:]])),  # X is not per head
+    # compare two settings: both sides follow the sidebar until changed, so links always carry them
+    **{
+        f"compare.{side}.{name}": UrlParam(ALWAYS, read, write)
+        for side in ("a", "b")
+        for name, read, write in (
+            ("dk", _integer(1, MAX_DIM), str),
+            ("seed", _integer(0, 2**31 - 1), str),
+            ("mask", _choice(MASK_KINDS), str),
+            ("scaled", _boolean, _write_bool),
+            ("projection", _choice(PROJECTIONS), str),
+        )
+    },
 }
 
 
@@ -197,7 +272,7 @@ def write_url() -> dict[str, str]:
     wanted = {}
     for key, param in URL_PARAMS.items():
         value = st.session_state.get(key, param.default)
-        if value is None or value == param.default:
+        if value is None or value is ALWAYS or value == param.default:
             continue
         text = param.write(value)
         if len(text) <= MAX_URL_TEXT:
