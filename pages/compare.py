@@ -8,7 +8,7 @@ from attention_core import MAX_DIM, MaskSpec
 from attention_core.custom import changed_settings, weight_difference
 from attention_core.figures.compare import difference_figure, weights_figure
 from ui.state import PROJECTIONS, controls, figure_text, option_label, t, trace_or_stop
-from ui.views import fully_masked_notice
+from ui.views import chart, fully_masked_notice
 
 SIDES = ("a", "b")
 MASKS = ("none", "causal", "padding")
@@ -138,7 +138,7 @@ text = figure_text()
 for side, column in zip(SIDES, st.columns(2, gap="medium"), strict=True):
     trace = side_traces[side]
     with column:
-        st.plotly_chart(
+        chart(
             weights_figure(trace, t(f"compare.weights.{side}"), text=text, half_width=True),
             key=f"compare-weights-{side}",
             config={"displaylogo": False},
@@ -166,7 +166,7 @@ if difference.changed:
     )
 else:
     st.markdown(t("compare.no_change"))
-st.plotly_chart(
+chart(
     difference_figure(trace_a, trace_b, difference, t("compare.difference.title"), text=text),
     key="compare-difference",
     config={"displaylogo": False},

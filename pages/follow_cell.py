@@ -17,6 +17,7 @@ from attention_core.figures.cell import (
     vector_bars,
 )
 from ui.state import controls, figure_text, t, trace_or_stop
+from ui.views import chart
 
 DEFAULT_CELL = {"cell_i": 1, "cell_j": 0}  # a first visit: the second query token looking at the first key
 PLOT_CONFIG = {"displaylogo": False}
@@ -114,7 +115,7 @@ plain = {"i": i, "j": j, "query_token": query_labels[i], "key_token": key_labels
 with picker_column:
     st.markdown(t("follow_cell.cell_meaning", **names))
 with locator_column:
-    st.plotly_chart(
+    chart(
         cell_locator(trace, cell, text=figure_text(), title=t("follow_cell.locator.title", **plain)),
         key="cell-locator",
         config=PLOT_CONFIG,
@@ -161,7 +162,7 @@ else:
 chart_tab, table_tab = st.tabs([t("follow_cell.tab.chart"), t("follow_cell.tab.table", i=i)])
 with chart_tab:
     softmax_title = "follow_cell.figure.softmax.fully_masked" if cell.fully_masked else "follow_cell.figure.softmax"
-    st.plotly_chart(
+    chart(
         softmax_bars(cell, key_labels, text=words, title=t(softmax_title, i=i)),
         key="cell-softmax",
         config=PLOT_CONFIG,
@@ -175,7 +176,7 @@ if cell.fully_masked:
     st.warning(t("follow_cell.step.output.fully_masked", **names))
 else:
     st.markdown(t("follow_cell.step.output.explain", weight=cell.weight, **names))
-st.plotly_chart(
+chart(
     contribution_bars(cell, key_labels, text=words, title=t("follow_cell.figure.output", i=i)),
     key="cell-output",
     config=PLOT_CONFIG,

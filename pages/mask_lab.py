@@ -10,7 +10,7 @@ from attention_core.figures.masks import fill_weights_heatmap, mask_thumbnail, r
 from attention_core.mask_lab import MASK_PARTS, all_allowed, compare_fill, fit_grid, grid_of, mask_parts
 from attention_core.toy import sentence_segments
 from ui.state import controls, figure_text, option_label, t, trace_or_stop
-from ui.views import matrix_view
+from ui.views import chart, matrix_view
 
 FILL_VALUE = -1e9
 GRID_ROW_PIXELS = 35  # the data editor's row height
@@ -197,7 +197,7 @@ def mask_combination(trace: ToyTrace, spec: MaskSpec) -> None:
                 with column:
                     title = t(f"mask_lab.part.{part.name}")
                     figure = mask_thumbnail(part.mask, trace.query_labels, trace.key_labels, title=title, text=text)
-                    st.plotly_chart(figure, key=f"mask_lab-part-{part.name}", config={"displaylogo": False})
+                    chart(figure, key=f"mask_lab-part-{part.name}", config={"displaylogo": False})
                     st.caption(t(f"mask_lab.part.{part.name}.rule"))
     with combined_column:
         st.markdown(f"**{t('mask_lab.combined')}**")
@@ -224,7 +224,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
     )
     comparison = compare_fill(trace.attention, FILL_VALUE)
     text = figure_text()
-    st.plotly_chart(
+    chart(
         row_comparison_heatmap(
             comparison.engine_weights,
             comparison.fill_weights,
@@ -256,7 +256,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
                 text=text,
                 show_numbers=False if m > NARROW_COLUMNS else None,
             )
-            st.plotly_chart(figure, key=f"mask_lab-fill-{name}", config={"displaylogo": False})
+            chart(figure, key=f"mask_lab-fill-{name}", config={"displaylogo": False})
             st.caption(t(f"mask_lab.fully.{name}.output"))
             output_rows = pd.DataFrame(
                 output[flagged],

@@ -31,7 +31,7 @@ from attention_core.scaling import (
     sweep_index,
 )
 from ui.state import controls, figure_text, memo, t, trace_or_stop
-from ui.views import fully_masked_notice
+from ui.views import chart, fully_masked_notice
 
 DKS = log_dk_steps(1024)  # the experiment's dks: 1, 2, 4, …, 1024
 TEMPERATURES = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
@@ -112,7 +112,7 @@ st.latex(
     r"\mathrm{std}(q\cdot k)=\sqrt{d_k}"
 )
 st.markdown(t("why_sqrt_dk.spread.conclusion"))
-st.plotly_chart(
+chart(
     dot_product_histograms(
         sample,
         raw_title=t("why_sqrt_dk.hist.raw", std=spread.raw_std, dk=dk, theory=spread.theory_raw_std),
@@ -125,7 +125,7 @@ st.plotly_chart(
 st.caption(t("why_sqrt_dk.hist.caption", pairs=HISTOGRAM_PAIRS))
 std_column, std_text_column = st.columns([3, 2], vertical_alignment="center")
 with std_column:
-    st.plotly_chart(std_against_dk(sweep, dk, text), key="why-dk-std", config=CHART)
+    chart(std_against_dk(sweep, dk, text), key="why-dk-std", config=CHART)
 with std_text_column:
     level = (
         t("why_sqrt_dk.std.level_one")
@@ -138,7 +138,7 @@ with std_text_column:
 st.header(t("why_sqrt_dk.saturation.title"), divider="gray")
 row_column, saturation_text_column = st.columns([3, 2], vertical_alignment="center")
 with row_column:
-    st.plotly_chart(
+    chart(
         weight_row_bars(pair, title=t("why_sqrt_dk.row.title", m=num_keys, dk=dk), text=text),
         key="why-dk-row",
         config=CHART,
@@ -160,9 +160,9 @@ with saturation_text_column:
     )
 max_weight_column, entropy_column = st.columns(2)
 with max_weight_column:
-    st.plotly_chart(max_weight_against_dk(sweep, dk, text), key="why-dk-max-weight", config=CHART)
+    chart(max_weight_against_dk(sweep, dk, text), key="why-dk-max-weight", config=CHART)
 with entropy_column:
-    st.plotly_chart(entropy_against_dk(sweep, dk, text), key="why-dk-entropy", config=CHART)
+    chart(entropy_against_dk(sweep, dk, text), key="why-dk-entropy", config=CHART)
 st.caption(t("why_sqrt_dk.entropy.explain"))
 
 # ---------------------------------------------------------------- 3 · vanishing gradients
@@ -171,7 +171,7 @@ st.markdown(t("why_sqrt_dk.gradient.explain"))
 st.latex(r"J=\frac{\partial p}{\partial s}=\mathrm{diag}(p)-p\,p^\top,\qquad J_{ij}=p_i\,(\delta_{ij}-p_j)")
 gradient_column, gradient_text_column = st.columns([3, 2], vertical_alignment="center")
 with gradient_column:
-    st.plotly_chart(jacobian_against_dk(sweep, dk, text), key="why-dk-jacobian", config=CHART)
+    chart(jacobian_against_dk(sweep, dk, text), key="why-dk-jacobian", config=CHART)
 with gradient_text_column:
     st.markdown(t("why_sqrt_dk.gradient.conclusion"))
     st.markdown(
@@ -199,7 +199,7 @@ st.markdown(
 )
 off_column, on_column = st.columns(2)
 with off_column:
-    st.plotly_chart(
+    chart(
         heatmap(
             unscaled_trace, "weights", text=figure_text(), title=t("why_sqrt_dk.weights.off"), show_numbers=numbers
         ),
@@ -212,7 +212,7 @@ with on_column:
         if plain
         else t("why_sqrt_dk.weights.on_temperature", dk=settings.dk, temperature=temperature)
     )
-    st.plotly_chart(
+    chart(
         heatmap(scaled_trace, "weights", text=figure_text(), title=on_title, show_numbers=numbers),
         key="why-dk-weights-on",
         config=CHART,

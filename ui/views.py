@@ -6,10 +6,20 @@ import streamlit as st
 
 from attention_core import ToyTrace
 from attention_core.export import csv_zip_bytes, json_text, latex_matrix, markdown_table, npz_bytes
-from attention_core.figures import MAX_DRAWN_SIDE, heatmap, standalone_html
+from attention_core.figures import MAX_DRAWN_SIDE, heatmap, restyle, standalone_html
 from attention_core.frames import matrix_frame
 
 from .state import figure_style, figure_text, t
+
+
+def chart(figure, key: str, **options) -> None:
+    """Draw a Plotly figure in the chosen display style (projector mode, palette).
+
+    Every page draws through this, so the display settings apply to every figure.
+    """
+    config = {"displaylogo": False, **options.pop("config", {})}
+    st.plotly_chart(restyle(figure, figure_style()), key=key, config=config, **options)
+
 
 NARROW_PANEL_COLUMNS = 6
 """In a stage that shows matrices side by side, cells are too narrow for printed numbers

@@ -15,6 +15,7 @@ from .matrices import (
     heatmap,
     matrix_heatmap,
     plain_label,
+    restyle,
     standalone_html,
 )
 
@@ -29,5 +30,6 @@ __all__ = [
     "heatmap",
     "matrix_heatmap",
     "plain_label",
+    "restyle",
     "standalone_html",
 ]

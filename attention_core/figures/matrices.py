@@ -29,6 +29,7 @@ __all__ = [
     "heatmap",
     "matrix_heatmap",
     "plain_label",
+    "restyle",
     "standalone_html",
 ]
 
@@ -246,6 +247,38 @@ def matrix_heatmap(
         yaxis={"title": {"text": row_title}, "type": "category", "autorange": "reversed"},
     )
     return figure
+
+
+def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
+    """Any figure of this package in another style: type size, cell gaps and palette.
+
+    Lets every page honour projector mode and the palette choice with one call, whichever
+    figure function built the figure. Returns the same figure, changed in place.
+    """
+    if style == FigureStyle():
+        return figure
+    default = FigureStyle()
+    palettes = {
+        _resolved_scale(default.diverging): style.diverging,
+        _resolved_scale(default.sequential): style.sequential,
+    }
+    figure.update_layout(font={"size": style.font_size})
+    for trace in figure.data:
+        if trace.type == "heatmap":
+            if trace.xgap:
+                trace.xgap = style.cell_gap
+            if trace.ygap:
+                trace.ygap = style.cell_gap
+            if trace.colorscale is not None and trace.colorscale in palettes:
+                trace.colorscale = palettes[trace.colorscale]
+        if getattr(trace, "textfont", None) is not None and trace.textfont.size:
+            trace.textfont.size = style.font_size
+    return figure
+
+
+def _resolved_scale(name: str) -> tuple:
+    """A named colour scale as Plotly stores it in a trace."""
+    return go.Heatmap(colorscale=name).colorscale
 
 
 def standalone_html(figure: go.Figure) -> str:
