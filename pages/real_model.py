@@ -1,0 +1,269 @@
+"""Inside a real model: every head of a pretrained encoder (all-MiniLM-L6-v2), through the same engine."""
+
+import streamlit as st
+
+from attention_core import STAGES
+from attention_core.figures.real_model import RealModelFigureText, embedding_strip, weights_mosaic
+from attention_core.real_model import checkpoint
+from attention_core.real_model.forward import run_sentence
+from attention_core.real_model.heads import head_trace, shown_positions
+from ui.state import controls, figure_text, memo, t
+from ui.views import fully_masked_notice, matrix_view
+
+try:  # the cell-by-cell view is an optional part of the engine
+    from attention_core.cell import follow_cell
+    from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
+except ImportError:
+    follow_cell = None
+
+MAX_LENGTH = 64  # longest input drawn here, padding included: 72 heads of 64 × 64 are already 300 000 cells
+STAGE_NAMES = [stage.name for stage in STAGES]
+FORMULAS = {  # the real layer's own formulas where they differ from the paper's plain ones
+    "embeddings": r"X^{(1)} = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{position}} + E_{\text{segment}}),"
+    r"\qquad X^{(\ell+1)} = \mathrm{Layer}_\ell(X^{(\ell)})",
+    "qkv": r"Q_h = XW^Q_h + b^Q_h,\quad K_h = XW^K_h + b^K_h,\quad V_h = XW^V_h + b^V_h",
+}
+POOLING_FORMULA = (
+    r"e = \frac{\bar x}{\lVert \bar x \rVert},\qquad \bar x = \frac{1}{n_{\text{real}}}"
+    r"\sum_{i\ \text{real}} X^{(\text{last})}_i"
+)
+CHART_CONFIG = {"displaylogo": False}
+
+
+def checkpoint_or_stop() -> str:
+    """The installed checkpoint's folder; without one, say how to install it and stop the page."""
+    folder = checkpoint.locate_checkpoint()
+    if folder is None:
+        st.info(t("real_model.missing"))
+        st.code(checkpoint.INSTALL_COMMAND, language="bash")
+        st.stop()
+    return str(folder)
+
+
+def run_or_stop(folder: str, text: str, pad_to: int):
+    """The cached forward pass; a broken or different checkpoint is explained, not a traceback."""
+    try:
+        return memo(run_sentence, folder, text, pad_to, MAX_LENGTH)
+    except checkpoint.CheckpointError as problem:
+        if problem.code in ("sha256_mismatch", "missing_file"):
+            st.error(t(f"real_model.error.{problem.code}", **problem.details))
+        else:
+            st.error(t("real_model.error.other", problem=str(problem)))
+    except ImportError as problem:  # safetensors or tokenizers missing
+        st.error(t("real_model.error.other", problem=str(problem)))
+    st.code(checkpoint.INSTALL_COMMAND, language="bash")
+    st.stop()
+
+
+def sentence(settings) -> str:
+    """The page's own sentence, or the sidebar's when it is left empty."""
+    own = st.text_input(
+        t("real_model.text"),
+        key="rm_text",
+        placeholder=t("real_model.text.placeholder"),
+        help=t("real_model.text.help"),
+        persist_state="session",
+    )
+    if own.strip():
+        return own
+    if settings.query_text.strip():
+        st.caption(t("real_model.cross_note"))
+    return settings.text
+
+
+def token_table(run) -> None:
+    """The WordPiece tokens with their ids, one column per position."""
+    encoding = run.encoding
+    padding = encoding.length - encoding.real_length
+    extra = t("real_model.tokens.padding", count=padding, length=encoding.length) if padding else ""
+    st.markdown(t("real_model.tokens.explain", real=encoding.real_length, padding=extra))
+    columns = {"": [t("real_model.tokens.row.token"), t("real_model.tokens.row.id")]}
+    ids = encoding.ids.tolist()
+    columns.update({str(p): [token, str(ids[p])] for p, token in enumerate(encoding.tokens)})
+    st.dataframe(columns, hide_index=True, key="rm-tokens")
+    if "[UNK]" in encoding.tokens:
+        st.caption(t("real_model.tokens.unknown"))
+
+
+def stage_text(stage_name: str, view, run, layer: int) -> None:
+    """The sentences under a stage's formula, with this head's sizes."""
+    config = run.config
+    values = dict(
+        layer=layer + 1,
+        head=view.head + 1,
+        n=len(view.query_tokens),
+        dk=config.dk,
+        d_model=config.d_model,
+        root=config.sqrt_dk,
+        scale=view.attention.scale,
+    )
+    if stage_name == "embeddings":
+        origin = t("real_model.stage.embeddings.first" if layer == 0 else "real_model.stage.embeddings.later")
+        st.markdown(t("real_model.stage.embeddings.explain", origin=origin + " ", **values))
+    elif stage_name == "masked_scores" and run.encoding.is_real.all():
+        st.markdown(t("real_model.stage.masked_scores.none"))
+    else:
+        st.markdown(t(f"real_model.stage.{stage_name}.explain", **values))
+    if stage_name in ("masked_scores", "weights", "output"):
+        fully_masked_notice(view)
+
+
+def one_head(run, layer: int, head: int, hide_special: bool) -> None:
+    """The chosen head's stages, one at a time, with the toy pages' heatmaps and tables."""
+    view = head_trace(run, layer, head, hide_special=hide_special)
+    st.session_state.setdefault("rm_stage", "weights")
+    stage_name = st.segmented_control(
+        t("real_model.stage"),
+        STAGE_NAMES,
+        format_func=lambda name: t(f"stage.short.{name}"),
+        required=True,
+        key="rm_stage",
+        persist_state="session",
+        width="stretch",
+    )
+    stage = STAGES[STAGE_NAMES.index(stage_name)]
+    if stage_name == "embeddings":
+        st.subheader(t("real_model.stage.embeddings.title", layer=layer + 1))
+    else:
+        st.subheader(f"{t('real_model.chosen', layer=layer + 1, head=head + 1)} · {t(f'stage.{stage_name}.title')}")
+    st.latex(FORMULAS.get(stage_name, stage.formula))
+    stage_text(stage_name, view, run, layer)
+    if hide_special and stage_name in ("weights", "output"):
+        st.caption(t("real_model.hidden_note"))
+    side_by_side = len(stage.matrices) > 1
+    for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
+        with column:
+            matrix_view(view, name, key="rm-step", side_by_side=side_by_side)
+
+
+def pick_position(label: str, labels: list[str], key: str, default: int) -> int:
+    """A token position, kept when the sentence changes and clamped when it gets shorter."""
+    previous = st.session_state.get(key, default)
+    st.session_state[key] = min(max(previous if isinstance(previous, int) else default, 0), len(labels) - 1)
+    return st.selectbox(label, range(len(labels)), format_func=labels.__getitem__, key=key, persist_state="session")
+
+
+def one_cell(run, layer: int, head: int) -> None:
+    """Follow one cell (i, j) of the chosen head, with the page "Follow one cell"'s figures."""
+    st.subheader(t("real_model.cell.title"))
+    if follow_cell is None:
+        st.caption(t("real_model.cell.unavailable"))
+        return
+    full = head_trace(run, layer, head)  # every position: the softmax of a row needs all its keys
+    labels = full.query_labels
+    st.markdown(t("real_model.cell.explain", dk=run.config.dk))
+    picker_column, locator_column = st.columns([2, 3], gap="large")
+    with picker_column:
+        i = pick_position(t("real_model.cell.query"), labels, "rm_cell_i", 1)
+        j = pick_position(t("real_model.cell.key"), labels, "rm_cell_j", 2)
+    cell = follow_cell(full.attention, i, j)  # a few hundred multiplications: no cache needed
+    locator_column.plotly_chart(
+        cell_locator(full, cell, text=figure_text(), title=t("real_model.cell.locator", i=i, j=j)),
+        key="rm-cell-locator",
+        config=CHART_CONFIG,
+    )
+    raw, scaled, mask, weight = st.columns(4)
+    raw.metric(t("real_model.cell.metric.raw"), cell.raw_score, format="%.4f", border=True)
+    scaled.metric(t("real_model.cell.metric.scaled"), cell.scaled_score, format="%.4f", border=True)
+    mask.metric(t("real_model.cell.metric.mask"), int(cell.allowed), border=True)
+    weight.metric(t("real_model.cell.metric.weight"), cell.weight, format="%.4f", border=True)
+    st.latex(dot_product_latex(cell))
+    st.latex(softmax_latex(cell))
+    words = CellFigureText(
+        key=t("real_model.figure.key_token"),
+        exp=t("real_model.figure.exp"),
+        weight=t("real_model.figure.weight"),
+        masked=t("figure.masked"),
+    )
+    st.plotly_chart(
+        softmax_bars(cell, labels, text=words, title=t("real_model.cell.softmax", i=i)),
+        key="rm-cell-softmax",
+        config=CHART_CONFIG,
+    )
+
+
+settings = controls()
+st.title(t("page.real_model"))
+st.caption(t("real_model.tagline"))
+folder = checkpoint_or_stop()
+
+text_column, pad_column, hide_column = st.columns([5, 3, 3], vertical_alignment="bottom", gap="medium")
+with text_column:
+    text = sentence(settings)
+pad_to = pad_column.slider(
+    t("real_model.pad"), 0, MAX_LENGTH, 0, key="rm_pad", help=t("real_model.pad.help"), persist_state="session"
+)
+hide_special = hide_column.toggle(
+    t("real_model.hide_special"), key="rm_hide", help=t("real_model.hide_special.help"), persist_state="session"
+)
+if not text.strip():
+    st.info(t("real_model.empty"))
+    st.stop()
+run = run_or_stop(folder, text, pad_to)
+config = run.config
+st.caption(
+    t("real_model.sizes", layers=config.num_layers, heads=config.num_heads, d_model=config.d_model, dk=config.dk,
+      root=config.sqrt_dk)
+    + " "
+    + t("real_model.sidebar_note")
+)
+if run.encoding.dropped:
+    st.warning(t("real_model.truncated", limit=MAX_LENGTH, dropped=run.encoding.dropped))
+
+st.subheader(t("real_model.tokens.title"))
+token_table(run)
+
+layer_column, head_column = st.columns([6, 12], vertical_alignment="bottom")
+layer = layer_column.segmented_control(
+    t("real_model.layer"),
+    range(config.num_layers),
+    format_func=lambda index: str(index + 1),
+    default=0,
+    required=True,
+    key="rm_layer",
+    persist_state="session",
+    width="stretch",
+)
+head = head_column.segmented_control(
+    t("real_model.head"),
+    range(config.num_heads),
+    format_func=lambda index: str(index + 1),
+    default=0,
+    required=True,
+    key="rm_head",
+    persist_state="session",
+    width="stretch",
+)
+
+st.subheader(t("real_model.overview.title"))
+st.markdown(t("real_model.overview.explain"))
+words = RealModelFigureText(
+    layer=t("real_model.figure.layer"),
+    head=t("real_model.figure.head"),
+    query=t("figure.query"),
+    key=t("figure.key"),
+    weight=t("real_model.figure.weight"),
+    dimension=t("real_model.figure.dimension"),
+    value=t("figure.value"),
+)
+st.plotly_chart(
+    weights_mosaic(run, shown_positions(run, hide_special), chosen=(layer, head), text=words),
+    key="rm-overview",
+    config=CHART_CONFIG,
+)
+
+st.subheader(t("real_model.pick.title"))
+st.markdown(t("real_model.pick.explain"))
+one_head(run, layer, head, hide_special)
+st.divider()
+one_cell(run, layer, head)
+st.divider()
+
+st.subheader(t("real_model.embedding.title"))
+st.latex(POOLING_FORMULA)
+st.markdown(t("real_model.embedding.explain", real=run.encoding.real_length, d_model=config.d_model))
+st.plotly_chart(
+    embedding_strip(run, text=words, title=t("real_model.embedding.figure", d_model=config.d_model)),
+    key="rm-embedding",
+    config=CHART_CONFIG,
+)
