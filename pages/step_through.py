@@ -5,7 +5,7 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
-from ui.state import autoplay, controls, option_label, stop_autoplay_clock, t, trace_or_stop
+from ui.state import autoplay, controls, option_label, projector_mode, stop_autoplay_clock, t, trace_or_stop
 from ui.views import export_panel, fully_masked_notice, matrix_view
 
 STAGE_NAMES = [stage.name for stage in STAGES]
@@ -61,7 +61,7 @@ def show_stage(stage, trace, key: str) -> None:
 
 
 settings = controls()
-title_column, view_column = st.columns([3, 2], vertical_alignment="bottom")
+title_column, view_column = st.columns([1, 1] if projector_mode() else [3, 2], vertical_alignment="bottom")
 title_column.title(t("app.title"))
 view = view_column.segmented_control(
     t("step.view"),
@@ -81,7 +81,11 @@ if view == "overview":
         st.divider()
 else:
     st.session_state.setdefault("stage", STAGE_NAMES[0])
-    previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
+    if projector_mode():  # large type: the stage picker gets a row of its own
+        selector_column = st.container()
+        previous_column, _, next_column = st.columns([1, 2, 1], vertical_alignment="bottom")
+    else:
+        previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
     previous_column.button(
         t("step.previous"), on_click=_move, args=(-1,), key="previous", width="stretch", shortcut="Left"
     )

@@ -332,7 +332,10 @@ def figure_style() -> FigureStyle:
     )
 
 
-PROJECTOR_CSS = "<style>html { font-size: 20px; } [data-testid='stSidebar'] { min-width: 340px; }</style>"
+PROJECTOR_CSS = (
+    "<style>html { font-size: 20px; } [data-testid='stSidebar'] { min-width: 340px; }"
+    " h1 { font-size: 2.2rem !important; }</style>"
+)
 """Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page."""
 
 
