@@ -21,6 +21,7 @@ PAGES = (
     ("pages/multi_head.py", "page.multi_head", ":material/hub:", "multi-head"),
     ("pages/your_numbers.py", "page.your_numbers", ":material/edit_note:", "your-numbers"),
     ("pages/compare.py", "page.compare", ":material/compare:", "compare"),
+    ("pages/quiz.py", "page.quiz", ":material/quiz:", "quiz"),
     ("pages/real_model.py", "page.real_model", ":material/neurology:", "real-model"),
 )
 

@@ -211,6 +211,9 @@ URL_PARAMS: dict[str, UrlParam] = {
     "mh_heads": UrlParam(8, _integer(1, MAX_HEADS)),
     "mh_head": UrlParam(0, _integer(0, MAX_HEADS - 1)),
     "mh_stage": UrlParam(STAGES[1].name, _choice([stage.name for stage in STAGES[1:]])),  # X is not per head
+    # predict, then reveal (the guesses and the reveal stay out of links: they are the answers)
+    "quiz_mode": UrlParam("argmax", _choice(("argmax", "sketch"))),
+    "quiz_row": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
     # compare two settings: both sides follow the sidebar until changed, so links always carry them
     **{
         f"compare.{side}.{name}": UrlParam(ALWAYS, read, write)
