@@ -18,7 +18,7 @@ from attention_core.toy_multihead import (
 )
 from ui.i18n import translate
 from ui.state import controls, figure_style, figure_text, language, memo, option_label, t
-from ui.views import fully_masked_notice, matrix_view
+from ui.views import chart, fully_masked_notice, matrix_view
 
 HEAD_STAGES = [stage for stage in STAGES if stage.name != "embeddings"]  # X is shared by all heads
 STAGE_NAMES = [stage.name for stage in HEAD_STAGES]
@@ -159,16 +159,16 @@ def combine(trace) -> None:
     st.markdown(t("multi_head.combine.explain"))
 
     title = t("multi_head.concat.title", heads=heads, rows=n, columns=trace.attention.concat.shape[1])
-    st.plotly_chart(concat_heatmap(trace, title=title, text=text, style=style), key="mh-concat", config=CHART_CONFIG)
+    chart(concat_heatmap(trace, title=title, text=text, style=style), key="mh-concat", config=CHART_CONFIG)
     rows, columns = trace.w_o.shape
     title = t("multi_head.w_o.title", rows=rows, columns=columns)
     figure = w_o_heatmap(trace, title=title, text=text, style=style)
     if figure is None:
         st.info(t("multi_head.w_o.too_big", rows=rows, columns=columns))
     else:
-        st.plotly_chart(figure, key="mh-w-o", config=CHART_CONFIG)
+        chart(figure, key="mh-w-o", config=CHART_CONFIG)
     title = t("multi_head.output.title", rows=n, columns=d_model)
-    st.plotly_chart(output_heatmap(trace, title=title, text=text, style=style), key="mh-output", config=CHART_CONFIG)
+    chart(output_heatmap(trace, title=title, text=text, style=style), key="mh-output", config=CHART_CONFIG)
 
 
 def all_heads(trace) -> None:
@@ -178,7 +178,7 @@ def all_heads(trace) -> None:
     st.markdown(t("multi_head.grid.explain", n=n, m=m))
     titles = [t("multi_head.head", number=head + 1) for head in range(trace.num_heads)]
     figure = head_weights_grid(trace, titles, text=figure_text(), style=figure_style())
-    st.plotly_chart(figure, key="mh-grid", config=CHART_CONFIG)
+    chart(figure, key="mh-grid", config=CHART_CONFIG)
     st.caption(t("multi_head.grid.random_note"))
 
 

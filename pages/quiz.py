@@ -10,6 +10,7 @@ import streamlit as st
 from attention_core.figures.quiz import QuizText, guesses_heatmap, sketch_bars, sketch_heatmap
 from attention_core.quiz import MAX_ASKED_ROWS, question, score_guesses, score_sketch
 from ui.state import controls, figure_style, figure_text, option_label, t, trace_or_stop
+from ui.views import chart
 
 MODES = ("argmax", "sketch")
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
@@ -102,7 +103,7 @@ def argmax_answer(trace, guesses) -> None:
         notes.append(t("quiz.blank", blank=result.total - result.answered))
     note_column.markdown(" ".join(notes))
     note_column.markdown(t("quiz.explain.argmax"))
-    st.plotly_chart(
+    chart(
         guesses_heatmap(trace, result, text=figure_text(), quiz_text=quiz_text(), style=figure_style()),
         key="quiz-weights",
         config={"displaylogo": False},
@@ -168,9 +169,9 @@ def sketch_answer(trace, query: int, amounts: list[float]) -> None:
     distance_column.metric(t("quiz.tv"), f"{100 * result.total_variation:.1f} %", border=True)
     note_column.markdown(t("quiz.sketch.explain"))
     style = figure_style()
-    st.plotly_chart(sketch_bars(trace, result, quiz_text=quiz_text(), style=style), key="quiz-sketch",
+    chart(sketch_bars(trace, result, quiz_text=quiz_text(), style=style), key="quiz-sketch",
                     config={"displaylogo": False})
-    st.plotly_chart(sketch_heatmap(trace, result, text=figure_text(), style=style), key="quiz-weights",
+    chart(sketch_heatmap(trace, result, text=figure_text(), style=style), key="quiz-weights",
                     config={"displaylogo": False})
 
 

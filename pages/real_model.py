@@ -8,7 +8,7 @@ from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, shown_positions
 from ui.state import controls, figure_text, memo, t
-from ui.views import fully_masked_notice, matrix_view
+from ui.views import chart, fully_masked_notice, matrix_view
 
 try:  # the cell-by-cell view is an optional part of the engine
     from attention_core.cell import follow_cell
@@ -175,7 +175,7 @@ def one_cell(run, layer: int, head: int) -> None:
         weight=t("real_model.figure.weight"),
         masked=t("figure.masked"),
     )
-    st.plotly_chart(
+    chart(
         softmax_bars(cell, labels, text=words, title=t("real_model.cell.softmax", i=i)),
         key="rm-cell-softmax",
         config=CHART_CONFIG,
@@ -246,7 +246,7 @@ words = RealModelFigureText(
     dimension=t("real_model.figure.dimension"),
     value=t("figure.value"),
 )
-st.plotly_chart(
+chart(
     weights_mosaic(run, shown_positions(run, hide_special), chosen=(layer, head), text=words),
     key="rm-overview",
     config=CHART_CONFIG,
@@ -262,7 +262,7 @@ st.divider()
 st.subheader(t("real_model.embedding.title"))
 st.latex(POOLING_FORMULA)
 st.markdown(t("real_model.embedding.explain", real=run.encoding.real_length, d_model=config.d_model))
-st.plotly_chart(
+chart(
     embedding_strip(run, text=words, title=t("real_model.embedding.figure", d_model=config.d_model)),
     key="rm-embedding",
     config=CHART_CONFIG,
