@@ -92,6 +92,18 @@ def _result_dtype(*arrays) -> np.dtype:
     return np.dtype(np.float64)
 
 
+def _scores_may_overflow(q: np.ndarray, k: np.ndarray, scale: float) -> bool:
+    """Whether some |q_i · k_j · scale| could exceed the dtype's range.
+
+    By Cauchy–Schwarz |q_i · k_j| ≤ ‖q_i‖ ‖k_j‖, so the largest row norms bound every score:
+    an O((n + m) dk) check that spares a pass over the (n, m) scores in all ordinary cases.
+    """
+    largest = float(np.finfo(q.dtype).max)
+    q_norm = float(np.sqrt(np.max(np.sum(np.square(q, dtype=np.float64), axis=-1))))
+    k_norm = float(np.sqrt(np.max(np.sum(np.square(k, dtype=np.float64), axis=-1))))
+    return q_norm * k_norm * abs(scale) >= largest / 2
+
+
 def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """Numerically stable softmax over the last axis, ignoring masked entries.
 
@@ -155,9 +167,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
     if not math.isfinite(scale):
         raise ValueError(f"scale must be a finite number; got {scale}")
 
-    raw_scores = q @ np.swapaxes(k, -1, -2)  # (..., n, m)
-    scaled_scores = raw_scores * dtype.type(scale)  # (..., n, m)
-    if not (np.isfinite(scaled_scores.max()) and np.isfinite(scaled_scores.min())):  # two reductions, no copy
+    with np.errstate(over="ignore"):  # an overflow is reported below, as a ValueError
+        raw_scores = q @ np.swapaxes(k, -1, -2)  # (..., n, m)
+        scaled_scores = raw_scores * dtype.type(scale)  # (..., n, m)
+    if _scores_may_overflow(q, k, scale) and not np.isfinite(scaled_scores).all():
         raise ValueError(f"scores overflowed {dtype.name}; use smaller inputs or float64")
     if mask is None:
         mask = np.broadcast_to(np.True_, scaled_scores.shape)  # (..., n, m), read-only, no memory
