@@ -10,6 +10,8 @@ from attention_core.figures.compare import difference_figure, weights_figure
 from ui.state import PROJECTIONS, controls, figure_text, option_label, t, trace_or_stop
 from ui.views import chart, fully_masked_notice
 
+COMPARE_MAX_TOKENS = 200  # longer input is cut (with a notice): both sides and their difference are drawn cell by cell
+
 SIDES = ("a", "b")
 MASKS = ("none", "causal", "padding")
 # Quick comparisons: what each side changes from the sidebar's settings.
@@ -99,7 +101,7 @@ def side_settings(settings, choices: dict):
     )
 
 
-settings = controls()
+settings = controls(max_tokens=COMPARE_MAX_TOKENS)
 st.title(t("page.compare"))
 st.caption(t("compare.intro"))
 

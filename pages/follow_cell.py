@@ -19,6 +19,8 @@ from attention_core.figures.cell import (
 from ui.state import controls, figure_text, t, trace_or_stop
 from ui.views import chart
 
+CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in the softmax and output steps
+
 DEFAULT_CELL = {"cell_i": 1, "cell_j": 0}  # a first visit: the second query token looking at the first key
 PLOT_CONFIG = {"displaylogo": False}
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
@@ -91,7 +93,7 @@ def row_table(cell: CellTrace, key_labels: list[str]) -> None:
     )
 
 
-settings = controls()
+settings = controls(max_tokens=CELL_MAX_TOKENS)
 st.title(t("page.follow_cell"))
 st.markdown(t("follow_cell.intro"))
 trace = trace_or_stop(settings)

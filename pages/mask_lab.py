@@ -12,6 +12,8 @@ from attention_core.toy import sentence_segments
 from ui.state import controls, figure_text, option_label, t, trace_or_stop
 from ui.views import chart, matrix_view
 
+MASK_LAB_MAX_TOKENS = 64  # longer input is cut (with a notice): the hand-drawn grid has one checkbox per cell
+
 FILL_VALUE = -1e9
 GRID_ROW_PIXELS = 35  # the data editor's row height
 GRID_MAX_PIXELS = 630
@@ -267,7 +269,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
     st.caption(t("mask_lab.fully.practice"))
 
 
-settings = controls()
+settings = controls(max_tokens=MASK_LAB_MAX_TOKENS)
 st.title(t("page.mask_lab"))
 st.caption(t("mask_lab.intro"))
 base = trace_or_stop(dataclasses.replace(settings, mask=MaskSpec()))  # the tokens; stops on input to fix

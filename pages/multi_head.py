@@ -20,6 +20,8 @@ from ui.i18n import translate
 from ui.state import controls, figure_style, figure_text, language, memo, option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view
 
+MULTI_HEAD_MAX_TOKENS = 64  # longer input is cut (with a notice): every head's weights are drawn side by side
+
 HEAD_STAGES = [stage for stage in STAGES if stage.name != "embeddings"]  # X is shared by all heads
 STAGE_NAMES = [stage.name for stage in HEAD_STAGES]
 HEAD_QKV_FORMULA = r"Q_i = X W_i^Q,\quad K_i = X W_i^K,\quad V_i = X W_i^V"
@@ -182,7 +184,7 @@ def all_heads(trace) -> None:
     st.caption(t("multi_head.grid.random_note"))
 
 
-settings = controls()
+settings = controls(max_tokens=MULTI_HEAD_MAX_TOKENS)
 st.title(t("page.multi_head"))
 st.caption(t("multi_head.tagline"))
 st.latex(MULTI_HEAD_FORMULA)

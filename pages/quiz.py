@@ -12,6 +12,8 @@ from attention_core.quiz import MAX_ASKED_ROWS, question, score_guesses, score_s
 from ui.state import controls, figure_style, figure_text, option_label, t, trace_or_stop
 from ui.views import chart
 
+QUIZ_MAX_TOKENS = 64  # longer input is cut (with a notice): long sentences make poor questions
+
 MODES = ("argmax", "sketch")
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
 LONGEST_SHOWN_LABEL = 24  # characters of a token shown on a button or slider (the full token is in the table)
@@ -175,7 +177,7 @@ def sketch_answer(trace, query: int, amounts: list[float]) -> None:
                     config={"displaylogo": False})
 
 
-settings = controls()
+settings = controls(max_tokens=QUIZ_MAX_TOKENS)
 st.title(t("page.quiz"))
 st.caption(t("quiz.intro"))
 trace = trace_or_stop(settings)

@@ -391,8 +391,11 @@ def _pad_position_options(text: str) -> list[int]:
     return list(range(len(tokenize(text))))
 
 
-def controls() -> ToySettings:
+def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
     """Draw the shared sidebar controls and return the settings they describe.
+
+    `max_tokens`: the longest input this page draws (pages built for small examples pass a
+    smaller number; longer text is cut, with a notice saying so).
 
     The URL is written here too, with the page's own settings as they stood when this run
     started; a page that changes a setting itself calls `write_url()` again at its end.
@@ -494,6 +497,7 @@ def controls() -> ToySettings:
         projection=projection,
         positional=bool(positional),
         mask=MaskSpec(causal=mask_kind == "causal", padding=padding),
+        max_tokens=max_tokens,
     )
 
 

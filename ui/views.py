@@ -28,16 +28,19 @@ beyond this many columns (the table tab has them all)."""
 
 ZOOM_SIDE = 24
 """Rows and columns of the zoom window that shows a large matrix cell by cell."""
+TABLE_FULL_SIDE = 64
+"""Up to this many rows and columns the table holds the whole matrix; beyond, the zoom window
+(thousands of table cells are slow to send and impossible to read)."""
 
 
 def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False) -> None:
     """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers.
 
-    A matrix too large to draw cell by cell is drawn in blocks, with a zoom window below
-    it (and in the table) showing a chosen region's exact values.
+    A large matrix gets a zoom window under its heatmap (and in its table) showing a chosen
+    region's exact values; beyond MAX_DRAWN_SIDE the heatmap itself is drawn in blocks.
     """
     values = trace.matrix(name)
-    large = max(values.shape) > MAX_DRAWN_SIDE
+    large = max(values.shape) > TABLE_FULL_SIDE
     heatmap_tab, table_tab = st.tabs([t("tab.heatmap"), t("tab.table")])
     text, style = figure_text(), figure_style()
     with heatmap_tab:
@@ -52,7 +55,8 @@ def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False
         if large:
             st.caption(t("zoom.table"))
         frame = matrix_frame(trace, name, window=window)
-        st.dataframe(frame.style.format("{:.4f}") if name != "mask" else frame, key=f"{key}-{name}-table")
+        number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
+        st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
 
 
 def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
