@@ -1,0 +1,80 @@
+"""Every benchmark script runs in a tiny configuration and prints its table.
+
+The four scripts start together, each in its own subprocess (each measures in its own
+process anyway), so the module takes about as long as the slowest of them. Nothing here
+checks a time: the machine is shared. The browser benchmarks are skipped without Chromium.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+from _server import chromium_problem  # noqa: E402
+
+BROWSER_PROBLEM = chromium_problem()
+
+RUNS = {
+    # script: (arguments of a tiny run, words of the table header, start of the one expected row)
+    "server_rerun.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "kept", "8↔9 ms"), "     16"),
+    "payload.py": (["--sizes", "16", "--pages", "pages/step_through.py"], ("page", "Plotly MB"), "step_through  "),
+    "browser_latency.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "median ms"), "     16"),
+    "many_users.py": (
+        ["--users", "2", "--duration", "3", "--settle", "0", "--tokens", "4"],
+        ("users", "errors", "p50", "p95", "MB/session"),
+        "    2",
+    ),
+}
+NEEDS_BROWSER = {"browser_latency.py", "many_users.py"}
+TIMEOUT = 600
+"""Seconds a tiny run may take on a busy shared machine before it counts as hung."""
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Start every runnable script at once; their finished processes by script name."""
+    started = {
+        script: subprocess.Popen(
+            [sys.executable, str(BENCHMARKS / script), *arguments],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for script, (arguments, _, _) in RUNS.items()
+        if not (script in NEEDS_BROWSER and BROWSER_PROBLEM)
+    }
+    finished = {}
+    try:
+        for script, process in started.items():
+            stdout, stderr = process.communicate(timeout=TIMEOUT)
+            finished[script] = (process.returncode, stdout, stderr)
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    return finished
+
+
+@pytest.mark.parametrize(
+    "script", [pytest.param(name, marks=pytest.mark.browser) if name in NEEDS_BROWSER else name for name in RUNS]
+)
+def test_benchmark_prints_its_table(script, runs):
+    if script in NEEDS_BROWSER and BROWSER_PROBLEM:
+        pytest.skip(BROWSER_PROBLEM)
+    returncode, stdout, stderr = runs[script]
+    assert returncode == 0, stderr[-3000:]
+    lines = stdout.splitlines()
+    _, header_words, row_start = RUNS[script]
+    header = next((line for line in lines if all(word in line for word in header_words)), None)
+    assert header is not None, stdout
+    rows = lines[lines.index(header) + 1 :]
+    assert any(line.startswith(row_start) for line in rows), stdout
+    assert "Traceback" not in stderr, stderr[-3000:]
