@@ -10,7 +10,7 @@ from attention_core.figures.compare import difference_figure, weights_figure
 from ui.state import PROJECTIONS, controls, figure_text, option_label, t, trace_or_stop
 from ui.views import chart, fully_masked_notice
 
-COMPARE_MAX_TOKENS = 200  # longer input is cut (with a notice): both sides and their difference are drawn cell by cell
+COMPARE_MAX_TOKENS = 128  # longer input is cut (with a notice): both sides and their difference are drawn cell by cell
 
 SIDES = ("a", "b")
 MASKS = ("none", "causal", "padding")
