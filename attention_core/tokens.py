@@ -1,7 +1,8 @@
 """Turn a sentence into tokens, the rows and columns of every attention matrix.
 
 Rules (documented because users see the result as axis labels):
-- white space separates tokens and is never a token itself;
+- white space separates tokens and is never a token itself; so do invisible control and
+  format characters (NUL, zero-width space, direction overrides…), which are dropped;
 - in alphabetic scripts a token is a run of letters, digits and combining marks;
   an apostrophe between letters stays inside the word ("don't" is one token);
 - every Chinese/Japanese character (Han, Hiragana, Katakana) is a token of its own,
@@ -66,7 +67,7 @@ def tokenize(text: str) -> list[str]:
             word = ""
 
     for index, char in enumerate(text):
-        if glue_next and not char.isspace():
+        if glue_next and not char.isspace() and unicodedata.category(char) not in ("Cc", "Cf"):
             glue_next = char == _ZERO_WIDTH_JOINER
             if word:
                 word += char
@@ -74,7 +75,7 @@ def tokenize(text: str) -> list[str]:
                 tokens[-1] += char
             continue
         glue_next = False
-        if char.isspace():
+        if char.isspace() or (unicodedata.category(char) in ("Cc", "Cf") and char != _ZERO_WIDTH_JOINER):
             flush()
         elif _joins_previous(char) and (word or tokens):
             if word:

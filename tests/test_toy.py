@@ -37,6 +37,9 @@ from attention_core.toy import sentence_segments
         ("e\u0301t\u0301e", ["e\u0301t\u0301e"]),  # combining accents stay on their letter
         ("👩\u200d💻 codes 👍🏽", ["👩\u200d💻", "codes", "👍🏽"]),  # joiner and skin tone stay together
         ("'quoted'", ["'", "quoted", "'"]),  # apostrophes only join letters to letters
+        ("\u200b", []),  # a zero-width space alone is no token
+        ("a\u200bb\x00c", ["a", "b", "c"]),  # invisible characters separate, and are dropped
+        ("\u202eevil", ["evil"]),  # a direction override is not a token
         ("", []),
         ("   ", []),
     ],
