@@ -2,14 +2,15 @@
 
 Rules (documented because users see the result as axis labels):
 - white space separates tokens and is never a token itself; so do invisible control and
-  format characters (NUL, zero-width space, direction overrides…), which are dropped;
+  format characters (NUL, zero-width space, direction overrides…), which are dropped, and
+  so are marks or joiners with nothing to attach to;
 - in alphabetic scripts a token is a run of letters, digits and combining marks;
   an apostrophe between letters stays inside the word ("don't" is one token);
 - every Chinese/Japanese character (Han, Hiragana, Katakana) is a token of its own,
   since those scripts put no spaces between words;
 - every other character (punctuation, symbols, emoji) is a token of its own, except
   that joiners, variation selectors and skin-tone modifiers stay with the character
-  before them, so "👩‍💻" is one token;
+  before them, so "👩‍💻" is one token, and a flag such as "🇨🇳" is one token;
 - no token is empty.
 """
 
@@ -47,11 +48,21 @@ def _joins_previous(char: str) -> bool:
         or char == _ZERO_WIDTH_JOINER
         or 0xFE00 <= ord(char) <= 0xFE0F  # variation selectors
         or 0x1F3FB <= ord(char) <= 0x1F3FF  # skin-tone modifiers
+        or 0xE0020 <= ord(char) <= 0xE007F  # tag characters (subdivision flags such as Scotland's)
     )
+
+
+def _is_regional_indicator(char: str) -> bool:
+    return 0x1F1E6 <= ord(char) <= 0x1F1FF
 
 
 def _is_word_char(char: str) -> bool:
     return unicodedata.category(char)[0] in "LN" and not _is_cjk(char)
+
+
+def _is_invisible(char: str) -> bool:
+    """Control and format characters: NUL, zero-width space, direction overrides, BOM…"""
+    return unicodedata.category(char) in ("Cc", "Cf")
 
 
 def tokenize(text: str) -> list[str]:
@@ -59,6 +70,7 @@ def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     word = ""  # the alphabetic word being read, if any
     glue_next = False  # the previous character was a zero-width joiner
+    touching = False  # the last token ends right before this character (nothing in between)
 
     def flush() -> None:
         nonlocal word
@@ -66,32 +78,43 @@ def tokenize(text: str) -> list[str]:
             tokens.append(word)
             word = ""
 
+    def attach(char: str) -> None:
+        nonlocal word
+        if word:
+            word += char
+        else:
+            tokens[-1] += char
+
     for index, char in enumerate(text):
-        if glue_next and not char.isspace() and unicodedata.category(char) not in ("Cc", "Cf"):
-            glue_next = char == _ZERO_WIDTH_JOINER
-            if word:
-                word += char
-            elif tokens:
-                tokens[-1] += char
+        joinable = bool(word) or (bool(tokens) and touching)
+        if glue_next and joinable and not char.isspace() and not _is_invisible(char):
+            attach(char)
+            glue_next = False
             continue
         glue_next = False
-        if char.isspace() or (unicodedata.category(char) in ("Cc", "Cf") and char != _ZERO_WIDTH_JOINER):
-            flush()
-        elif _joins_previous(char) and (word or tokens):
-            if word:
-                word += char
-            else:
-                tokens[-1] += char
+        if _joins_previous(char) and joinable:
+            attach(char)
             glue_next = char == _ZERO_WIDTH_JOINER
+        elif char.isspace() or _is_invisible(char) or _joins_previous(char):
+            flush()  # a separator; invisible characters and stray marks are dropped
+            touching = False
+            continue
         elif _is_word_char(char):
             word += char
         elif char in _APOSTROPHES and word and index + 1 < len(text) and _is_word_char(text[index + 1]):
             word += char
+        elif _is_regional_indicator(char) and not word and joinable and _is_single_regional_indicator(tokens[-1]):
+            tokens[-1] += char  # two regional indicators make one flag: 🇨 + 🇳 = 🇨🇳
         else:
             flush()
             tokens.append(char)
+        touching = True
     flush()
     return tokens
+
+
+def _is_single_regional_indicator(token: str) -> bool:
+    return len(token) == 1 and _is_regional_indicator(token)
 
 
 def token_labels(tokens: list[str]) -> list[str]:

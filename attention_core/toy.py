@@ -59,7 +59,8 @@ class InputError(ValueError):
 
 def _seeded_rng(*parts: object) -> np.random.Generator:
     """A generator that depends on `parts` only (stable across runs and machines)."""
-    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    text = "\x1f".join(map(str, parts)).encode("utf-8", "surrogatepass")  # any str, even half a pair
+    digest = hashlib.blake2b(text, digest_size=8).digest()
     return np.random.default_rng(int.from_bytes(digest, "little"))
 
 

@@ -8,7 +8,7 @@ from attention_core import MAX_DIM, MaskSpec
 from attention_core.custom import changed_settings, weight_difference
 from attention_core.figures.compare import difference_figure, weights_figure
 from ui.state import PROJECTIONS, controls, figure_text, option_label, t, trace_or_stop
-from ui.views import chart, fully_masked_notice
+from ui.views import chart, escape_markdown, fully_masked_notice
 
 COMPARE_MAX_TOKENS = 128  # longer input is cut (with a notice): both sides and their difference are drawn cell by cell
 
@@ -160,8 +160,8 @@ if difference.changed:
         t(
             "compare.summary",
             change=difference.change,
-            query=trace_a.query_labels[i],
-            key_label=trace_a.key_labels[j],
+            query=escape_markdown(trace_a.query_labels[i]),
+            key_label=escape_markdown(trace_a.key_labels[j]),
             a=difference.weight_a,
             b=difference.weight_b,
         )

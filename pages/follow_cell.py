@@ -17,18 +17,13 @@ from attention_core.figures.cell import (
     vector_bars,
 )
 from ui.state import controls, figure_text, t, trace_or_stop
-from ui.views import chart
+from ui.views import chart, escape_markdown
 
 CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in the softmax and output steps
 
 DEFAULT_CELL = {"cell_i": 1, "cell_j": 0}  # a first visit: the second query token looking at the first key
 PLOT_CONFIG = {"displaylogo": False}
-MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
 
-
-def escape_markdown(text: str) -> str:
-    """A token label safe inside Markdown (a token may be "*", "_" or "$")."""
-    return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
 
 
 def pick_position(label: str, labels: list[str], key: str, help_text: str) -> int:
@@ -113,7 +108,7 @@ names = {  # token labels in bold for Markdown sentences; `plain` for titles
     "query_token": f"**{escape_markdown(query_labels[i])}**",
     "key_token": f"**{escape_markdown(key_labels[j])}**",
 }
-plain = {"i": i, "j": j, "query_token": query_labels[i], "key_token": key_labels[j]}
+plain = {"i": i, "j": j, "query_token": query_labels[i], "key_token": key_labels[j]}  # figure titles
 with picker_column:
     st.markdown(t("follow_cell.cell_meaning", **names))
 with locator_column:
@@ -144,7 +139,15 @@ st.subheader(t("follow_cell.step.scale.title"))
 st.latex(scale_latex(cell, settings.dk))
 st.markdown(t("follow_cell.step.scale.explain", dk=settings.dk, scale=cell.scale))
 
-st.subheader(t("follow_cell.step.mask.title", **plain))
+st.subheader(
+    t(
+        "follow_cell.step.mask.title",
+        i=i,
+        j=j,
+        query_token=escape_markdown(query_labels[i]),
+        key_token=escape_markdown(key_labels[j]),
+    )
+)
 st.latex(mask_latex(cell))
 if settings.mask.is_empty:
     st.markdown(t("follow_cell.step.mask.none", scaled=cell.scaled_score))

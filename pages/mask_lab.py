@@ -10,7 +10,7 @@ from attention_core.figures.masks import fill_weights_heatmap, mask_thumbnail, r
 from attention_core.mask_lab import MASK_PARTS, all_allowed, compare_fill, fit_grid, grid_of, mask_parts
 from attention_core.toy import sentence_segments
 from ui.state import controls, figure_text, option_label, t, trace_or_stop
-from ui.views import chart, matrix_view
+from ui.views import chart, escape_markdown, matrix_view
 
 MASK_LAB_MAX_TOKENS = 64  # longer input is cut (with a notice): the hand-drawn grid has one checkbox per cell
 
@@ -218,7 +218,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
         return
 
     m = len(trace.key_tokens)
-    st.warning(t("mask_lab.fully.rows", rows=", ".join(rows), count=len(rows)))
+    st.warning(t("mask_lab.fully.rows", rows=", ".join(map(escape_markdown, rows)), count=len(rows)))
     st.markdown(t("mask_lab.fully.explain", m=m, uniform=f"{1 / m:.4f}"))
     st.latex(
         r"\operatorname{softmax}(-10^9, \dots, -10^9)_j = \frac{e^{0}}{\sum_{j'=1}^{m} e^{0}} = \frac{1}{m}"

@@ -10,12 +10,11 @@ import streamlit as st
 from attention_core.figures.quiz import QuizText, guesses_heatmap, sketch_bars, sketch_heatmap
 from attention_core.quiz import MAX_ASKED_ROWS, question, score_guesses, score_sketch
 from ui.state import controls, figure_style, figure_text, option_label, t, trace_or_stop
-from ui.views import chart
+from ui.views import chart, escape_markdown
 
 QUIZ_MAX_TOKENS = 64  # longer input is cut (with a notice): long sentences make poor questions
 
 MODES = ("argmax", "sketch")
-MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
 LONGEST_SHOWN_LABEL = 24  # characters of a token shown on a button or slider (the full token is in the table)
 PILLS_MAX_KEYS = 16  # up to this many keys a row of buttons; beyond, a drop-down list
 MAX_SKETCH_KEYS = 16  # one slider per key
@@ -28,10 +27,6 @@ def shortened(label: str) -> str:
     """A token label cut to LONGEST_SHOWN_LABEL characters (a pasted "word" may be thousands long)."""
     return label if len(label) <= LONGEST_SHOWN_LABEL else label[: LONGEST_SHOWN_LABEL - 1] + "…"
 
-
-def escape_markdown(text: str) -> str:
-    """A token label safe inside Markdown (a token may be "*", "_" or "$")."""
-    return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
 
 
 def as_markdown(label: str) -> str:

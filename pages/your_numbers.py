@@ -16,7 +16,7 @@ from attention_core.custom import (
 )
 from attention_core.stages import stage_by_name
 from ui.state import controls, language, option_label, t
-from ui.views import fully_masked_notice, matrix_view
+from ui.views import escape_markdown, fully_masked_notice, matrix_view
 
 # Session keys (plain values, not widgets; a page's bare strings would be drawn, hence comments):
 CELLS = "your_numbers.cells"  # the typed tables {"q", "k", "v"}: lists of rows, as last seen in the editors
@@ -154,9 +154,9 @@ if errors:
             t(
                 f"your_numbers.error.{error.code}",
                 matrix=error.matrix,
-                row=labels[row_kind][error.row],
-                column=labels[column_kind][error.column],
-                value=error.value,
+                row=escape_markdown(labels[row_kind][error.row]),
+                column=escape_markdown(labels[column_kind][error.column]),
+                value=escape_markdown(str(error.value)),
             ),
             icon="✏️",
         )

@@ -249,7 +249,8 @@ def read_url(query: dict[str, str]) -> tuple[dict[str, Any], list[tuple[str, str
 
 def _quote(raw: str) -> str:
     """A URL value shown inside a message: short, and as code so that nothing in it renders."""
-    shown = raw if len(raw) <= 40 else raw[:39] + "…"
+    shown = " ".join(raw.split())  # a blank line would end the code span and let Markdown through
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
     return "`" + shown.replace("`", "'") + "`"
 
 
@@ -387,10 +388,6 @@ def _load_example() -> None:
         st.session_state["example"] = None
 
 
-def _pad_position_options(text: str) -> list[int]:
-    return list(range(len(tokenize(text))))
-
-
 def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
     """Draw the shared sidebar controls and return the settings they describe.
 
@@ -401,6 +398,7 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
     started; a page that changes a setting itself calls `write_url()` again at its end.
     """
     load_url_once()
+    st.session_state["_notices_shown"] = set()  # a page may ask for several traces: say each thing once
     sidebar = st.sidebar
     sidebar.segmented_control(
         t("control.language"),
@@ -448,10 +446,10 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
     if mask_kind == "causal" and cross:
         sidebar.caption(t("control.mask.causal_cross"))
     if mask_kind == "padding":
-        options = _pad_position_options(text)
-        labels = token_labels(tokenize(text))
+        labels = token_labels(tokenize(text[:MAX_TEXT_CHARS])[:max_tokens])  # the tokens the page will use
+        options = list(range(len(labels)))
         chosen = st.session_state.get("pad_positions", [])
-        st.session_state["pad_positions"] = [p for p in chosen if p in options]  # tokens may have changed
+        st.session_state["pad_positions"] = [p for p in chosen if 0 <= p < len(labels)]  # tokens may have changed
         padding = tuple(
             sidebar.multiselect(
                 t("control.pad_positions"),
@@ -518,17 +516,25 @@ def memo(function: Callable[..., T], *args: Hashable) -> T:
 
 def trace_or_stop(settings: ToySettings) -> ToyTrace:
     """The cached trace for `settings`; on input the user must fix, explain and stop the page."""
+    ignored = max(len(settings.text), len(settings.query_text)) - MAX_TEXT_CHARS
+    if ignored > 0:  # said first: it may be why the text below is not what the user expects
+        _notice_once(t("notice.characters", limit=MAX_TEXT_CHARS, ignored=ignored))
     try:
         with st.spinner(t("working")):
             trace = memo(build_toy_trace, settings)
     except InputError as problem:
         st.info(t(f"error.{problem.code}", **problem.details))
         st.stop()
-    if trace.ignored_characters:
-        st.warning(t("notice.characters", limit=MAX_TEXT_CHARS, ignored=trace.ignored_characters))
     if trace.dropped_tokens:
-        st.warning(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
+        _notice_once(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
     return trace
+
+
+def _notice_once(message: str) -> None:
+    shown = st.session_state.setdefault("_notices_shown", set())
+    if message not in shown:
+        shown.add(message)
+        st.warning(message)
 
 
 def autoplay(seconds: float, advance: Callable[[], None]) -> None:

@@ -11,6 +11,15 @@ from attention_core.frames import matrix_frame
 
 from .state import figure_style, figure_text, t
 
+MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
+
+
+def escape_markdown(text: str) -> str:
+    """User text (a token, a typed cell) made literal inside Markdown: no bold, link, HTML or
+    formula can come from it, and line breaks cannot end a paragraph early."""
+    text = " ".join(text.split())
+    return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
+
 
 def chart(figure, key: str, **options) -> None:
     """Draw a Plotly figure in the chosen display style (projector mode, palette).
@@ -77,7 +86,7 @@ def fully_masked_notice(trace: ToyTrace) -> None:
     """Say which query rows have every key masked, and what the engine does with them."""
     rows = [label for label, flag in zip(trace.query_labels, trace.attention.fully_masked_rows, strict=True) if flag]
     if rows:
-        st.warning(t("warning.fully_masked", rows=", ".join(rows)))
+        st.warning(t("warning.fully_masked", rows=", ".join(map(escape_markdown, rows))))
 
 
 MAX_SNIPPET_SIDE = 12

@@ -20,7 +20,7 @@ from plotly.colors import qualitative
 
 from ..cell import CellTrace
 from ..toy import ToyTrace
-from .matrices import FigureText, heatmap
+from .matrices import FigureText, heatmap, plain_label
 
 __all__ = [
     "CellFigureText",
@@ -96,6 +96,7 @@ def vector_bars(cell: CellTrace, query_label: str, key_label: str, *, title: str
                 text: CellFigureText = CellFigureText()) -> go.Figure:
     """q_i and k_j side by side, one pair of bars per feature."""
     features = _feature_labels(cell.q_i.shape[0])
+    query_label, key_label = plain_label(query_label), plain_label(key_label)
     figure = go.Figure(
         [
             go.Bar(x=features, y=cell.q_i, name=f"{text.query_vector} ({query_label})", marker_color=QUERY_COLOUR,
@@ -134,6 +135,7 @@ def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
     The picked key is dark blue; masked keys are 0 and marked with ×. Dividing every bar
     by the row sum gives the weights, so the bars also show the weights' proportions.
     """
+    key_labels = [plain_label(label) for label in key_labels]
     m = len(key_labels)
     labelled = m <= MAX_BAR_LABELS
     colours = [PICKED if key == cell.j else OTHERS for key in range(m)]
@@ -184,7 +186,7 @@ def contribution_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str 
     """
     features = _feature_labels(cell.output_row.shape[0])
     figure = go.Figure()
-    for key, label in enumerate(key_labels):
+    for key, label in enumerate(map(plain_label, key_labels)):
         picked = key == cell.j
         figure.add_trace(
             go.Bar(

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..toy_multihead import ToyMultiHeadTrace
-from .matrices import FONT_FAMILY, MASKED_GREY, MAX_DRAWN_SIDE, FigureStyle, FigureText, matrix_heatmap
+from .matrices import FONT_FAMILY, MASKED_GREY, MAX_DRAWN_SIDE, FigureStyle, FigureText, matrix_heatmap, plain_label
 
 __all__ = ["MAX_DRAWN_CELLS", "concat_heatmap", "head_weights_grid", "output_heatmap", "w_o_heatmap"]
 
@@ -65,7 +65,8 @@ def head_weights_grid(
         horizontal_spacing=0.02,
         vertical_spacing=min(0.12, 60 / (grid_rows * panel_height)) if grid_rows > 1 else 0.0,
     )
-    query_labels, key_labels = trace.query_labels, trace.key_labels
+    query_labels, key_labels = map(plain_label, trace.query_labels), map(plain_label, trace.key_labels)
+    query_labels, key_labels = list(query_labels), list(key_labels)
     for head in range(num_heads):
         shown = np.array(heads.weights[head], dtype=float)  # (n, m), a copy for display
         shown[~np.asarray(heads.mask[head])] = np.nan  # masked: a grey gap, display only
