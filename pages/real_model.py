@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from attention_core import STAGES
+from attention_core import STAGES, MaskSpec
 from attention_core.figures.real_model import RealModelFigureText, embedding_strip, weights_mosaic
 from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
-from attention_core.real_model.heads import head_trace, shown_positions
-from ui.state import controls, figure_text, memo, t
+from attention_core.real_model.heads import head_trace, remask_head, shown_positions
+from ui.state import controls, figure_text, memo, option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view
 
 try:  # the cell-by-cell view is an optional part of the engine
@@ -115,7 +115,7 @@ def one_head(run, layer: int, head: int, hide_special: bool) -> None:
     stage_name = st.segmented_control(
         t("real_model.stage"),
         STAGE_NAMES,
-        format_func=lambda name: t(f"stage.short.{name}"),
+        format_func=option_label("stage.short"),
         required=True,
         key="rm_stage",
         persist_state="session",
@@ -134,6 +134,36 @@ def one_head(run, layer: int, head: int, hide_special: bool) -> None:
     for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
         with column:
             matrix_view(view, name, key="rm-step", side_by_side=side_by_side)
+
+
+MASK_TRIALS = ("causal", "window", "same_sentence")
+
+
+def mask_trial(run, layer: int, head: int) -> None:
+    """The mask lab on the chosen head: add masks to its real padding mask and see the weights."""
+    st.subheader(t("real_model.masks.title"))
+    st.markdown(t("real_model.masks.explain"))
+    chosen = st.pills(
+        t("real_model.masks.pick"),
+        MASK_TRIALS,
+        selection_mode="multi",
+        format_func=option_label("mask_lab.part"),
+        key="rm_masks",
+        persist_state="session",
+    )
+    window = None
+    if "window" in chosen:
+        window = st.slider(t("mask_lab.window"), 1, run.encoding.length, 2, key="rm_window", persist_state="session")
+    spec = MaskSpec(causal="causal" in chosen, window=window, same_sentence="same_sentence" in chosen)
+    if spec.is_empty:
+        st.caption(t("real_model.masks.none"))
+        return
+    trial = remask_head(run, layer, head, spec)
+    fully_masked_notice(trial)
+    masked_column, weights_column = st.columns(2)
+    for column, name in ((masked_column, "masked_scores"), (weights_column, "weights")):
+        with column:
+            matrix_view(trial, name, key="rm-masks", side_by_side=True)
 
 
 def pick_position(label: str, labels: list[str], key: str, default: int) -> int:
@@ -157,11 +187,12 @@ def one_cell(run, layer: int, head: int) -> None:
         i = pick_position(t("real_model.cell.query"), labels, "rm_cell_i", 1)
         j = pick_position(t("real_model.cell.key"), labels, "rm_cell_j", 2)
     cell = follow_cell(full.attention, i, j)  # a few hundred multiplications: no cache needed
-    locator_column.plotly_chart(
-        cell_locator(full, cell, text=figure_text(), title=t("real_model.cell.locator", i=i, j=j)),
-        key="rm-cell-locator",
-        config=CHART_CONFIG,
-    )
+    with locator_column:
+        chart(
+            cell_locator(full, cell, text=figure_text(), title=t("real_model.cell.locator", i=i, j=j)),
+            key="rm-cell-locator",
+            config=CHART_CONFIG,
+        )
     raw, scaled, mask, weight = st.columns(4)
     raw.metric(t("real_model.cell.metric.raw"), cell.raw_score, format="%.4f", border=True)
     scaled.metric(t("real_model.cell.metric.scaled"), cell.scaled_score, format="%.4f", border=True)
@@ -257,6 +288,8 @@ st.markdown(t("real_model.pick.explain"))
 one_head(run, layer, head, hide_special)
 st.divider()
 one_cell(run, layer, head)
+st.divider()
+mask_trial(run, layer, head)
 st.divider()
 
 st.subheader(t("real_model.embedding.title"))

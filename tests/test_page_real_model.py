@@ -138,3 +138,13 @@ def test_without_a_checkpoint_the_page_says_how_to_install_it(monkeypatch):
     assert not at.get("plotly_chart")
     at = run_page(lang="zh")
     assert "尚未安装" in at.info[0].value
+
+
+def test_trying_a_causal_mask_on_the_chosen_head_draws_its_new_weights(model):
+    at = run_page(rm_layer=1, rm_head=4, rm_masks=["causal"])
+    drawn = heatmap_z(spec_of(at, "rm-masks-weights"))
+    run = run_model(model, encode(model, DEFAULT_TEXT))
+    n = run.encoding.length
+    assert np.isnan(drawn[np.triu_indices(n, 1)]).all(), "keys after the query are masked"
+    assert np.allclose(np.nansum(drawn, axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(np.nan_to_num(drawn), run.layers[1].attention.weights[4])

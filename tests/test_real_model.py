@@ -224,3 +224,23 @@ def test_long_input_is_cut_with_sep_kept_last(model):
     encoding = encode(model, " ".join(["word"] * 40), max_tokens=16)
     assert encoding.length == 16 and encoding.dropped == 42 - 16
     assert encoding.tokens[0] == "[CLS]" and encoding.tokens[-1] == "[SEP]"
+
+
+def test_a_mask_tried_on_a_real_head_is_anded_with_padding_and_recomputed_from_its_q_and_k(model):
+    """remask_head: the causal mask AND the real padding mask, softmax recomputed by hand."""
+    from attention_core import MaskSpec
+    from attention_core.real_model.heads import remask_head
+
+    run = run_model(model, encode(model, "the cat sat on the mat", pad_to=10))
+    trial = remask_head(run, layer=1, head=4, spec=MaskSpec(causal=True))
+    recorded = head_trace(run, 1, 4).attention
+    np.testing.assert_array_equal(trial.attention.q, recorded.q)  # Q, K, V are the model's own
+    n = run.encoding.length
+    for i in range(n):
+        allowed = [j for j in range(n) if j <= i and run.encoding.is_real[j]]
+        scores = [float(recorded.q[i] @ recorded.k[j]) * recorded.scale for j in allowed]
+        top = max(scores)
+        exps = [math.exp(score - top) for score in scores]
+        expected = np.zeros(n)
+        expected[allowed] = np.array(exps) / sum(exps)
+        np.testing.assert_allclose(trial.attention.weights[i], expected, rtol=1e-5, atol=1e-7)

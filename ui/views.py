@@ -8,6 +8,7 @@ from attention_core import ToyTrace
 from attention_core.export import csv_zip_bytes, json_text, latex_matrix, markdown_table, npz_bytes
 from attention_core.figures import MAX_DRAWN_SIDE, heatmap, restyle, standalone_html
 from attention_core.frames import matrix_frame
+from attention_core.stages import MATRICES
 
 from .state import figure_style, figure_text, t
 
@@ -118,7 +119,7 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
         for name in matrices:
             values = trace.matrix(name)
             rows, columns = trace.axis_labels(name)
-            st.markdown(f"**{name}** · {values.shape[0]} × {values.shape[1]}")
+            st.markdown(f"**{escape_markdown(MATRICES[name].label)}** · {values.shape[0]} × {values.shape[1]}")
             if max(values.shape) <= MAX_SNIPPET_SIDE:
                 latex_tab, markdown_tab = st.tabs(["LaTeX", "Markdown"])
                 latex_tab.code(latex_matrix(values, rows, columns), language="latex")

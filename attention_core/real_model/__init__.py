@@ -40,7 +40,7 @@ from .forward import (
     run_model,
     run_sentence,
 )
-from .heads import RealHeadTrace, head_trace, shown_positions
+from .heads import RealHeadTrace, head_trace, remask_head, shown_positions
 
 __all__ = [
     "CHECKPOINT_DISTRIBUTION",
@@ -61,6 +61,7 @@ __all__ = [
     "layer_norm",
     "load_checkpoint",
     "locate_checkpoint",
+    "remask_head",
     "run_model",
     "run_sentence",
     "shown_positions",

@@ -10,15 +10,16 @@ less than 1 (the hidden columns keep their share).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..attention import AttentionTrace, _read_only
+from ..attention import AttentionTrace, _read_only, scaled_dot_product_attention
+from ..masks import combine_masks
 from ..toy import MaskSpec, ToySettings, ToyTrace
 from .forward import ModelRun
 
-__all__ = ["SPECIAL_TOKENS", "RealHeadTrace", "head_trace", "shown_positions"]
+__all__ = ["SPECIAL_TOKENS", "RealHeadTrace", "head_trace", "remask_head", "shown_positions"]
 
 SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]"})
 """Tokens the display can hide: BERT adds them around every sentence and many heads park
@@ -120,3 +121,18 @@ def head_trace(run: ModelRun, layer: int, head: int, hide_special: bool = False)
         w_v_bias=weights.b_v[columns],  # (dk,)
     )
 
+
+
+def remask_head(run: ModelRun, layer: int, head: int, spec: MaskSpec) -> RealHeadTrace:
+    """The head's attention recomputed with `spec`'s mask ANDed with the real padding mask.
+
+    A what-if for this head alone: its recorded Q, K and V are kept, and the layers after it
+    are not rerun (the model was trained without such a mask).
+    """
+    full = head_trace(run, layer, head)
+    tokens = list(full.query_tokens)
+    mask = combine_masks(np.asarray(full.attention.mask), spec.build(tokens, tokens))  # (n, n)
+    attention = scaled_dot_product_attention(
+        full.attention.q, full.attention.k, full.attention.v, mask=mask, scale=full.attention.scale
+    )
+    return replace(full, attention=attention)

@@ -1,0 +1,78 @@
+"""Every page in a real browser: it draws, keeps the shared settings, and loads nothing from
+the internet; the arrow keys step through the stages."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from plotly_page import graphs, wait_for_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pages() -> list[tuple[str, str]]:
+    """(file, URL path) of every page registered in app.py's PAGES."""
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    pages = next(
+        node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "PAGES"
+    )
+    return [(entry.elts[0].value, entry.elts[3].value) for entry in pages.elts]
+
+
+PAGES = _pages()
+
+
+def _open(page, url_path: str, query: str = "") -> None:
+    page.goto(page.app_url + "/")  # the first page learns the routes (see README, Known limits)
+    wait_for_app(page)
+    if url_path != PAGES[0][1]:
+        page.goto(f"{page.app_url}/{url_path}{query}")
+    elif query:
+        page.goto(f"{page.app_url}/{query}")
+
+
+@pytest.mark.parametrize(("path", "url_path"), PAGES, ids=[path for path, _ in PAGES])
+def test_every_page_draws_without_errors_or_internet(page, path, url_path):
+    _open(page, url_path)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && (document.querySelectorAll('.js-plotly-plot .main-svg').length > 0"
+        "     || document.querySelectorAll('[data-testid=\"stButton\"]').length > 2)",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(500)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    if path != "pages/quiz.py":  # the quiz draws nothing before the answer is revealed
+        assert any(graph["traces"] or graph["title"] for graph in graphs(page)), "a figure is drawn"
+    assert not page.console_errors
+    assert not page.external_requests, "nothing is loaded from a CDN or any other host"
+    assert not page.dialogs
+
+
+def test_page_switches_keep_the_shared_settings(page):
+    _open(page, "", "?text=one+two+three+four&dk=5")
+    wait_for_app(page)
+    page.get_by_role("link", name="Follow one cell").click()
+    page.get_by_text("Follow one cell", exact=True).first.wait_for()
+    wait_for_app(page)
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    assert slider.get_attribute("aria-valuenow") == "5"
+    assert page.get_by_role("textbox", name="Sentence (keys and values)").input_value() == "one two three four"
+    page.get_by_role("link", name="Step through").click()
+    page.get_by_text("Tokens and embeddings X").first.wait_for()
+    wait_for_app(page)
+    assert graphs(page)[0]["traces"][0]["y"] == ["0:one", "1:two", "2:three", "3:four"]
+    assert "dk=5" in page.url
+
+
+def test_the_right_arrow_key_steps_to_the_next_stage(page):
+    _open(page, "")
+    page.locator('[data-testid="stMain"]').click(position={"x": 5, "y": 5})  # focus the page, not a widget
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Queries Q, keys K, values V").first.wait_for(timeout=20_000)
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Raw scores QKᵀ").first.wait_for(timeout=20_000)
+    page.keyboard.press("ArrowLeft")
+    page.get_by_text("Queries Q, keys K, values V").first.wait_for(timeout=20_000)
