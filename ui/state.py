@@ -270,11 +270,30 @@ def _url_notices() -> None:
         st.warning(t(f"url.{kind}", setting=key, value=_quote(raw)), icon=":material/link:")
 
 
+def _restore_settings() -> None:
+    """Keep every setting through page switches, whatever set it.
+
+    On a page switch Streamlit re-creates the widgets and drops a value that came from a
+    link (set through session state, never touched by the user), although session state
+    still reports it. Setting each known setting again before its widget is drawn makes
+    the widget take it; a setting missing altogether comes back from the last known values.
+    """
+    saved = st.session_state.setdefault("_settings", {})
+    for key in URL_PARAMS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+        elif key in saved:
+            st.session_state[key] = saved[key]
+
+
 def write_url() -> dict[str, str]:
     """Put every non-default setting in the address bar (defaults are left out to keep links
     short); returns the parameters written."""
     wanted = {}
+    saved = st.session_state.setdefault("_settings", {})
     for key, param in URL_PARAMS.items():
+        if key in st.session_state:
+            saved[key] = st.session_state[key]
         value = st.session_state.get(key, param.default)
         if value is None or value is ALWAYS or value == param.default:
             continue
@@ -398,6 +417,7 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
     started; a page that changes a setting itself calls `write_url()` again at its end.
     """
     load_url_once()
+    _restore_settings()
     st.session_state["_notices_shown"] = set()  # a page may ask for several traces: say each thing once
     sidebar = st.sidebar
     sidebar.segmented_control(
