@@ -23,9 +23,11 @@ import numpy as np
 from .attention import AttentionTrace, scaled_dot_product_attention
 
 __all__ = [
+    "KEY_COUNTS",
     "PAPER_DK",
     "PAPER_D_MODEL",
     "PAPER_HEADS",
+    "TEMPERATURES",
     "AttentionPair",
     "DotProductSample",
     "DotProductSpread",
@@ -47,6 +49,10 @@ PAPER_HEADS = 8
 """The base model's number of attention heads h (paper §3.2.2)."""
 PAPER_DK = PAPER_D_MODEL // PAPER_HEADS
 """dk = d_model / h = 512 / 8 = 64: each head's query/key size (paper §3.2.2), not 512."""
+TEMPERATURES = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+"""Softmax temperatures the √dk lab offers (1 = the paper's scaling)."""
+KEY_COUNTS = (4, 8, 16, 32)
+"""Keys per row the √dk lab's experiments can use."""
 
 
 # ---------------------------------------------------------------- validation helpers

@@ -19,9 +19,11 @@ from attention_core.figures.scaling import (
     weight_row_bars,
 )
 from attention_core.scaling import (
+    KEY_COUNTS,
     PAPER_D_MODEL,
     PAPER_DK,
     PAPER_HEADS,
+    TEMPERATURES,
     dot_product_spread,
     log_dk_steps,
     sample_attention_pair,
@@ -34,8 +36,6 @@ from ui.state import controls, figure_text, memo, t, trace_or_stop
 from ui.views import chart, fully_masked_notice
 
 DKS = log_dk_steps(1024)  # the experiment's dks: 1, 2, 4, …, 1024
-TEMPERATURES = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
-KEY_COUNTS = (4, 8, 16, 32)
 HISTOGRAM_PAIRS = 4000  # query–key pairs in the histograms
 SWEEP_ROWS = 500  # sampled queries (rows of m weights) per dk in the curves
 MAX_KEYS_WITH_NUMBERS = 6  # print weights inside the cells only when half a page is wide enough

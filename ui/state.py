@@ -35,7 +35,7 @@ from attention_core import (
 )
 from attention_core.figures import PALETTES, PROJECTOR, FigureStyle, FigureText
 from attention_core.mask_lab import MASK_PARTS
-from attention_core.scaling import log_dk_steps
+from attention_core.scaling import KEY_COUNTS, TEMPERATURES, log_dk_steps
 from attention_core.toy_multihead import D_MODEL_CHOICES, MAX_HEADS
 
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
@@ -108,23 +108,12 @@ def _choice(options) -> Callable[[str], tuple[str, bool]]:
     return read
 
 
-def _integer_choice(options) -> Callable[[str], tuple[int, bool]]:
-    def read(text: str) -> tuple[int, bool]:
+def _typed_choice(options, cast: Callable[[str], Any]) -> Callable[[str], tuple[Any, bool]]:
+    """A reader for numbers that must be one of `options` (e.g. the steps of a slider)."""
+
+    def read(text: str) -> tuple[Any, bool]:
         try:
-            value = int(text)
-        except ValueError:
-            raise UrlValueError(text) from None
-        if value not in options:
-            raise UrlValueError(text)
-        return value, False
-
-    return read
-
-
-def _number_choice(options) -> Callable[[str], tuple[float, bool]]:
-    def read(text: str) -> tuple[float, bool]:
-        try:
-            value = float(text)
+            value = cast(text)
         except ValueError:
             raise UrlValueError(text) from None
         if value not in options:
@@ -196,9 +185,9 @@ URL_PARAMS: dict[str, UrlParam] = {
     "view": UrlParam("steps", _choice(("steps", "overview"))),
     "stage": UrlParam(STAGES[0].name, _choice([stage.name for stage in STAGES])),
     # why √dk
-    "why_dk": UrlParam(64, _integer_choice(log_dk_steps(1024))),
-    "why_temperature": UrlParam(1.0, _number_choice((0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)), "{:g}".format),
-    "why_keys": UrlParam(16, _integer_choice((4, 8, 16, 32))),
+    "why_dk": UrlParam(64, _typed_choice(log_dk_steps(1024), int)),
+    "why_temperature": UrlParam(1.0, _typed_choice(TEMPERATURES, float), "{:g}".format),
+    "why_keys": UrlParam(16, _typed_choice(KEY_COUNTS, int)),
     # follow one cell
     "cell_i": UrlParam(1, _integer(0, MAX_TOKENS - 1)),
     "cell_j": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
@@ -207,7 +196,7 @@ URL_PARAMS: dict[str, UrlParam] = {
     "mask_lab_pad": UrlParam([], _positions, _join),
     "mask_lab_window": UrlParam(ALWAYS, _integer(1, MAX_TOKENS)),
     # multi-head attention
-    "mh_d_model": UrlParam(64, _integer_choice(D_MODEL_CHOICES)),
+    "mh_d_model": UrlParam(64, _typed_choice(D_MODEL_CHOICES, int)),
     "mh_heads": UrlParam(8, _integer(1, MAX_HEADS)),
     "mh_head": UrlParam(0, _integer(0, MAX_HEADS - 1)),
     "mh_stage": UrlParam(STAGES[1].name, _choice([stage.name for stage in STAGES[1:]])),  # X is not per head
