@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from plotly_page import graphs, wait_for_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,12 +65,35 @@ def test_page_switches_keep_the_shared_settings(page):
     assert "dk=5" in page.url
 
 
+def _press_until(page, key: str, heading: str) -> None:
+    """Press `key` on the page until `heading` shows: a key pressed while the app is still
+    starting a run can be dropped by the browser page, so it is pressed again (at most 3 times)."""
+    for _ in range(3):
+        page.keyboard.press(key)
+        try:
+            page.get_by_text(heading).first.wait_for(timeout=8_000)
+            return
+        except PlaywrightTimeoutError:  # press again
+            continue
+    raise AssertionError(f"{key} did not lead to {heading!r}")
+
+
 def test_the_right_arrow_key_steps_to_the_next_stage(page):
     _open(page, "")
+    page.get_by_role("button", name="Next →").wait_for()
     page.locator("h1").first.click()  # focus the page, not a widget
-    page.keyboard.press("ArrowRight")
+    _press_until(page, "ArrowRight", "Queries Q, keys K, values V")
+    _press_until(page, "ArrowRight", "Raw scores QKᵀ")
+    _press_until(page, "ArrowLeft", "Queries Q, keys K, values V")
+
+
+def test_autoplay_walks_through_the_stages_by_itself(page):
+    _open(page, "")
+    page.get_by_text("Autoplay", exact=True).click()
     page.get_by_text("Queries Q, keys K, values V").first.wait_for(timeout=20_000)
-    page.keyboard.press("ArrowRight")
     page.get_by_text("Raw scores QKᵀ").first.wait_for(timeout=20_000)
-    page.keyboard.press("ArrowLeft")
-    page.get_by_text("Queries Q, keys K, values V").first.wait_for(timeout=20_000)
+    page.get_by_text("Autoplay", exact=True).click()  # stop: the stage stays where it is
+    page.wait_for_timeout(1500)
+    stage = page.locator("h3").first.inner_text()
+    page.wait_for_timeout(2500)
+    assert page.locator("h3").first.inner_text() == stage

@@ -15,10 +15,14 @@ def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
     page.get_by_text("Causal (no looking ahead)").click()
     page.wait_for_timeout(500)
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    value = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").locator("input[type=range]")
     slider.focus()
-    for _ in range(3):
-        slider.press("ArrowRight")  # dk 8 → 11
-    page.wait_for_timeout(500)
+    for expected in ("9", "10", "11"):  # dk 8 → 11, one step at a time: each press starts a run
+        slider.press("ArrowRight")
+        page.wait_for_function(
+            "([element, expected]) => element.value === expected", arg=[value.element_handle(), expected]
+        )
+        wait_for_app(page)
     page.get_by_text("6 · softmax", exact=True).click()
     page.wait_for_timeout(500)
     page.get_by_text("中文", exact=True).click()
