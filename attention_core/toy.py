@@ -176,8 +176,29 @@ class ToySettings:
     """Longer sentences are cut to this many tokens (and the trace says so)."""
 
 
+class TokenLabels:
+    """Labels of a trace that holds `settings`, `query_tokens` and `key_tokens`."""
+
+    settings: ToySettings
+    query_tokens: tuple[str, ...]
+    key_tokens: tuple[str, ...]
+
+    @property
+    def is_cross_attention(self) -> bool:
+        return bool(self.settings.query_text.strip())
+
+    @property
+    def query_labels(self) -> list[str]:
+        """"position:token" for every query, so that two equal tokens stay two rows."""
+        return token_labels(list(self.query_tokens))
+
+    @property
+    def key_labels(self) -> list[str]:
+        return token_labels(list(self.key_tokens))
+
+
 @dataclass(frozen=True, eq=False)
-class ToyTrace:
+class ToyTrace(TokenLabels):
     """A toy sentence run through attention, with every matrix recorded."""
 
     settings: ToySettings
@@ -201,18 +222,6 @@ class ToyTrace:
     """Every stage of the attention itself."""
     ignored_characters: int = 0
     """Characters beyond MAX_TEXT_CHARS that were not read at all (0 if none)."""
-
-    @property
-    def is_cross_attention(self) -> bool:
-        return bool(self.settings.query_text.strip())
-
-    @property
-    def query_labels(self) -> list[str]:
-        return token_labels(list(self.query_tokens))
-
-    @property
-    def key_labels(self) -> list[str]:
-        return token_labels(list(self.key_tokens))
 
     def matrix(self, name: str) -> np.ndarray:
         """The recorded matrix called `name` (a key of `attention_core.stages.MATRICES`)."""

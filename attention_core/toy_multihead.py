@@ -29,10 +29,10 @@ import numpy as np
 
 from .attention import AttentionTrace, _read_only
 from .multihead import MultiHeadTrace, multi_head_attention
-from .tokens import token_labels
 from .toy import (
     MAX_DIM,
     InputError,
+    TokenLabels,
     ToySettings,
     ToyTrace,
     _projection,
@@ -89,7 +89,7 @@ def head_size(d_model: int, num_heads: int) -> int:
 
 
 @dataclass(frozen=True, eq=False)
-class ToyMultiHeadTrace:
+class ToyMultiHeadTrace(TokenLabels):
     """A toy sentence run through multi-head attention, with every matrix recorded.
 
     Shapes use n = number of query tokens, m = number of key/value tokens, h = number of
@@ -133,17 +133,6 @@ class ToyMultiHeadTrace:
         """Size of each head's values and outputs, d_model / h."""
         return self.w_v.shape[1] // self.num_heads
 
-    @property
-    def is_cross_attention(self) -> bool:
-        return bool(self.settings.query_text.strip())
-
-    @property
-    def query_labels(self) -> list[str]:
-        return token_labels(list(self.query_tokens))
-
-    @property
-    def key_labels(self) -> list[str]:
-        return token_labels(list(self.key_tokens))
 
     @property
     def feature_labels(self) -> list[str]:
