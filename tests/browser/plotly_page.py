@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import numpy as np
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 """Screenshots and the server log of a browser test run land here (ignored by git)."""
@@ -39,3 +42,24 @@ def graphs(page) -> list[dict]:
 def first_heatmap(page) -> dict:
     """The first heatmap trace on the page."""
     return next(trace for graph in graphs(page) for trace in graph["traces"])
+
+
+def heatmap_titled(page, title_start: str) -> dict:
+    """The first heatmap trace of the graph whose title (tags removed) starts with `title_start`."""
+    for graph in graphs(page):
+        if re.sub(r"<[^>]+>", "", graph["title"]).startswith(title_start) and graph["traces"]:  # titles arrive bold
+            return graph["traces"][0]
+    raise AssertionError(f"no heatmap titled {title_start!r}: {[g['title'] for g in graphs(page)]}")
+
+
+def wait_until_repainted(page, title_start: str, before: list, timeout_ms: int = 20_000) -> dict:
+    """Poll until the heatmap titled `title_start` holds data other than `before` (NaN-aware)."""
+    for _ in range(timeout_ms // 250):
+        page.wait_for_timeout(250)
+        try:
+            current = heatmap_titled(page, title_start)
+        except AssertionError:
+            continue
+        if not np.array_equal(np.array(current["z"]), np.array(before), equal_nan=True):
+            return current
+    raise AssertionError(f"the heatmap {title_start!r} was not repainted")

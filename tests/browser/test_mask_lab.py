@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from plotly_page import ARTIFACTS, graphs, wait_for_app
+from plotly_page import ARTIFACTS, heatmap_titled, wait_for_app, wait_until_repainted
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 
@@ -42,37 +42,22 @@ def _assert_clean(page, failures: list[str]) -> None:
     assert not page.external_requests, "nothing is loaded from the internet"
 
 
-def _heatmap(page, title_start: str) -> dict:
-    for graph in graphs(page):
-        if re.sub(r"<[^>]+>", "", graph["title"]).startswith(title_start) and graph["traces"]:  # titles arrive bold
-            return graph["traces"][0]
-    raise AssertionError(f"no heatmap titled {title_start!r}: {[g['title'] for g in graphs(page)]}")
 
 
-def _wait_until_changed(page, title_start: str, before: list) -> dict:
-    for _ in range(80):
-        page.wait_for_timeout(250)
-        try:
-            current = _heatmap(page, title_start)
-        except AssertionError:
-            continue
-        if not np.array_equal(np.array(current["z"]), np.array(before), equal_nan=True):
-            return current
-    raise AssertionError(f"the heatmap {title_start!r} was not repainted")
 
 
 def test_clicking_the_causal_preset_repaints_mask_and_weights(page):
     failures = _open_lab(page)
-    mask_before = _heatmap(page, MASK_TITLE)
-    weights_before = _heatmap(page, WEIGHTS_TITLE)
+    mask_before = heatmap_titled(page, MASK_TITLE)
+    weights_before = heatmap_titled(page, WEIGHTS_TITLE)
     plain = build_toy_trace(ToySettings()).attention
     assert mask_before["y"] == build_toy_trace(ToySettings()).query_labels
     np.testing.assert_array_equal(np.array(mask_before["z"]), np.ones_like(plain.weights))
     np.testing.assert_allclose(np.array(weights_before["z"]), plain.weights, rtol=1e-12)
 
     page.get_by_role("button", name="Causal", exact=True).click()
-    mask_after = _wait_until_changed(page, MASK_TITLE, mask_before["z"])
-    weights_after = _wait_until_changed(page, WEIGHTS_TITLE, weights_before["z"])
+    mask_after = wait_until_repainted(page, MASK_TITLE, mask_before["z"])
+    weights_after = wait_until_repainted(page, WEIGHTS_TITLE, weights_before["z"])
     causal = build_toy_trace(ToySettings(mask=MaskSpec(causal=True))).attention
     n, m = causal.mask.shape
     by_definition = np.array([[j <= i for j in range(m)] for i in range(n)], dtype=float)
@@ -89,7 +74,7 @@ def test_the_example_button_shows_a_fully_masked_row_and_the_fill_comparison(pag
     page.get_by_role("button", name=re.compile("Show an example")).click()
     page.get_by_text("this query may attend to nothing").wait_for(timeout=20_000)
     wait_for_app(page)
-    rows = _wait_until_changed(page, "The fully masked row", [])
+    rows = wait_until_repainted(page, "The fully masked row", [])
     m = len(rows["x"])
     np.testing.assert_array_equal(np.array(rows["z"][0]), np.zeros(m))  # the engine: weights 0
     np.testing.assert_allclose(np.array(rows["z"][1]), np.full(m, 1 / m), rtol=1e-12)  # −1e9 fill: 1/m each
@@ -104,12 +89,12 @@ def test_unticking_a_box_of_the_custom_grid_masks_that_cell(page):
     editor = page.locator('[data-testid="stDataFrame"]').first
     editor.wait_for()
     wait_for_app(page)
-    before = _heatmap(page, WEIGHTS_TITLE)
+    before = heatmap_titled(page, WEIGHTS_TITLE)
     box = editor.bounding_box()
     # The page fixes the editor's layout: index column 100 px, key columns 75 px, rows (and header) 35 px.
     row, column = 3, 2
     page.mouse.click(box["x"] + 1 + 100 + 75 * column + 37, box["y"] + 35 * (row + 1) + 17)
-    after = _wait_until_changed(page, WEIGHTS_TITLE, before["z"])
+    after = wait_until_repainted(page, WEIGHTS_TITLE, before["z"])
 
     n = len(after["y"])
     grid = [[True] * n for _ in range(n)]

@@ -3,28 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from plotly_page import ARTIFACTS, graphs, wait_for_app
+from plotly_page import ARTIFACTS, heatmap_titled, wait_for_app, wait_until_repainted
 
 from attention_core import ToySettings, build_toy_trace
-
-
-def _heatmap_named(page, title_part: str) -> dict:
-    for graph in graphs(page):
-        if title_part in graph["title"] and graph["traces"]:
-            return graph["traces"][0]
-    raise AssertionError(f"no heatmap titled {title_part!r}: {[g['title'] for g in graphs(page)]}")
-
-
-def _wait_until_changed(page, title_part: str, before: list) -> dict:
-    for _ in range(60):
-        page.wait_for_timeout(250)
-        try:
-            current = _heatmap_named(page, title_part)
-        except AssertionError:
-            continue
-        if current["z"] != before:
-            return current
-    raise AssertionError("the heatmap was not repainted")
 
 
 def _open(page, path: str = "/") -> None:
@@ -34,7 +15,7 @@ def _open(page, path: str = "/") -> None:
 
 def test_first_stage_draws_the_embeddings_of_the_sentence(page):
     _open(page)
-    heat = _heatmap_named(page, "X")
+    heat = heatmap_titled(page, "X")
     expected = build_toy_trace(ToySettings())
     assert heat["y"] == expected.query_labels
     np.testing.assert_allclose(np.array(heat["z"]), expected.x_query, rtol=1e-12)
@@ -50,13 +31,13 @@ def test_next_button_and_dk_slider_repaint_the_scores(page):
         page.get_by_role("button", name="Next →").click()
         page.wait_for_timeout(400)
     wait_for_app(page)
-    before = _heatmap_named(page, "QKᵀ")
+    before = heatmap_titled(page, "QKᵀ")
     np.testing.assert_allclose(np.array(before["z"]), build_toy_trace(ToySettings()).attention.raw_scores)
 
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
     slider.focus()
     slider.press("ArrowRight")  # dk 8 → 9
-    after = _wait_until_changed(page, "QKᵀ", before["z"])
+    after = wait_until_repainted(page, "QKᵀ", before["z"])
     np.testing.assert_allclose(np.array(after["z"]), build_toy_trace(ToySettings(dk=9)).attention.raw_scores)
     assert not page.console_errors
 
