@@ -34,7 +34,9 @@ __all__ = [
     "ToySettings",
     "ToyTrace",
     "build_toy_trace",
+    "embed",
     "positional_encoding",
+    "read_tokens",
     "sentence_segments",
     "token_embedding",
 ]
@@ -248,7 +250,23 @@ def _tokens_within_limit(text: str, side: str, max_tokens: int) -> tuple[list[st
     return tokens[:max_tokens], max(0, len(tokens) - max_tokens)
 
 
-def _embed(tokens: list[str], width: int, seed: int, positional: bool) -> np.ndarray:
+def read_tokens(settings: ToySettings) -> tuple[list[str], list[str], int]:
+    """(query tokens, key tokens, tokens dropped) of the settings' sentences, cut to max_tokens.
+
+    In self-attention the query tokens are the key tokens (the same list object). Raises
+    InputError for an empty sentence, or a single token in self-attention.
+    """
+    key_tokens, dropped = _tokens_within_limit(settings.text, "keys", settings.max_tokens)
+    if not settings.query_text.strip():
+        if len(key_tokens) < 2:
+            raise InputError("single_token", "self-attention needs at least two tokens", count=len(key_tokens))
+        return key_tokens, key_tokens, dropped
+    query_tokens, dropped_queries = _tokens_within_limit(settings.query_text, "queries", settings.max_tokens)
+    return query_tokens, key_tokens, max(dropped, dropped_queries)
+
+
+def embed(tokens: list[str], width: int, seed: int, positional: bool) -> np.ndarray:
+    """The tokens' embeddings, (len, width), plus the positional encoding when asked."""
     x = np.stack([token_embedding(token, width, seed) for token in tokens])  # (len, width)
     if positional:
         x = x + positional_encoding(len(tokens), width)  # (len, width)
@@ -262,19 +280,12 @@ def build_toy_trace(settings: ToySettings) -> ToyTrace:
     """
     if not 1 <= settings.dk <= MAX_DIM or not 1 <= settings.d_model <= MAX_DIM:
         raise InputError("dimension", f"dk and d_model must be between 1 and {MAX_DIM}", limit=MAX_DIM)
-    key_tokens, dropped = _tokens_within_limit(settings.text, "keys", settings.max_tokens)
-    if settings.query_text.strip():
-        query_tokens, dropped_queries = _tokens_within_limit(settings.query_text, "queries", settings.max_tokens)
-        dropped = max(dropped, dropped_queries)
-    else:
-        query_tokens = key_tokens
-        if len(key_tokens) < 2:
-            raise InputError("single_token", "self-attention needs at least two tokens", count=len(key_tokens))
+    query_tokens, key_tokens, dropped = read_tokens(settings)
 
     identity = settings.projection == "identity"
     width = settings.dk if identity else settings.d_model
-    x_key = _embed(key_tokens, width, settings.seed, settings.positional)  # (m, width)
-    x_query = x_key if query_tokens is key_tokens else _embed(query_tokens, width, settings.seed, settings.positional)
+    x_key = embed(key_tokens, width, settings.seed, settings.positional)  # (m, width)
+    x_query = x_key if query_tokens is key_tokens else embed(query_tokens, width, settings.seed, settings.positional)
 
     if identity:
         w_q = w_k = w_v = None

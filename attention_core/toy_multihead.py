@@ -36,9 +36,8 @@ from .toy import (
     ToySettings,
     ToyTrace,
     _projection,
-    _tokens_within_limit,
-    positional_encoding,
-    token_embedding,
+    embed,
+    read_tokens,
 )
 
 __all__ = [
@@ -145,13 +144,6 @@ class ToyMultiHeadTrace(TokenLabels):
         return [f"h{head + 1}·d{t}" for head in range(self.num_heads) for t in range(self.dv)]
 
 
-def _embed(tokens: list[str], d_model: int, seed: int, positional: bool) -> np.ndarray:
-    x = np.stack([token_embedding(token, d_model, seed) for token in tokens])  # (len, d_model)
-    if positional:
-        x = x + positional_encoding(len(tokens), d_model)  # (len, d_model)
-    return _read_only(x)
-
-
 def _check_dimensions(d_model: int, num_heads: int) -> None:
     if not 1 <= d_model <= MAX_DIM:
         raise InputError("dimension", f"d_model must be between 1 and {MAX_DIM}; got {d_model}", limit=MAX_DIM)
@@ -167,20 +159,13 @@ def build_toy_multihead(settings: ToySettings, d_model: int, num_heads: int) -> 
     """
     d_model, num_heads = int(d_model), int(num_heads)
     _check_dimensions(d_model, num_heads)
-    key_tokens, dropped = _tokens_within_limit(settings.text, "keys", settings.max_tokens)
-    if settings.query_text.strip():
-        query_tokens, dropped_queries = _tokens_within_limit(settings.query_text, "queries", settings.max_tokens)
-        dropped = max(dropped, dropped_queries)
-    else:
-        query_tokens = key_tokens
-        if len(key_tokens) < 2:
-            raise InputError("single_token", "self-attention needs at least two tokens", count=len(key_tokens))
+    query_tokens, key_tokens, dropped = read_tokens(settings)
 
-    x_key = _embed(key_tokens, d_model, settings.seed, settings.positional)  # (m, d_model)
+    x_key = embed(key_tokens, d_model, settings.seed, settings.positional)  # (m, d_model)
     if query_tokens is key_tokens:
         x_query = x_key  # (n, d_model), n = m
     else:
-        x_query = _embed(query_tokens, d_model, settings.seed, settings.positional)  # (n, d_model)
+        x_query = embed(query_tokens, d_model, settings.seed, settings.positional)  # (n, d_model)
 
     # h·dk = h·dv = d_model: every projection is square, and does not depend on h
     w_q = _read_only(_projection("W_Q", settings.seed, d_model, d_model))  # (d_model, h·dk)
