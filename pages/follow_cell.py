@@ -17,28 +17,13 @@ from attention_core.figures.cell import (
     vector_bars,
 )
 from ui.state import controls, figure_text, t, trace_or_stop
-from ui.views import chart, escape_markdown
+from ui.views import chart, escape_markdown, token_picker
 
 CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in the softmax and output steps
 
 DEFAULT_CELL = {"cell_i": 1, "cell_j": 0}  # a first visit: the second query token looking at the first key
 PLOT_CONFIG = {"displaylogo": False}
 
-
-
-def pick_position(label: str, labels: list[str], key: str, help_text: str) -> int:
-    """A selectbox over positions 0..len(labels)−1 shown as "i:token".
-
-    The position is kept when the sentence changes and clamped to the last token when the
-    sentence gets shorter (a selectbox alone would fall back to its first option).
-    """
-    previous = st.session_state.get(key, DEFAULT_CELL[key])
-    if not isinstance(previous, int) or isinstance(previous, bool):
-        previous = DEFAULT_CELL[key]
-    st.session_state[key] = min(max(previous, 0), len(labels) - 1)
-    return st.selectbox(
-        label, range(len(labels)), format_func=labels.__getitem__, key=key, help=help_text, persist_state="session"
-    )
 
 
 def cell_text() -> CellFigureText:
@@ -97,8 +82,10 @@ query_labels, key_labels = trace.query_labels, trace.key_labels
 
 picker_column, locator_column = st.columns([2, 3], gap="large")
 with picker_column:
-    i = pick_position(t("follow_cell.query"), query_labels, "cell_i", t("follow_cell.query.help"))
-    j = pick_position(t("follow_cell.key"), key_labels, "cell_j", t("follow_cell.key.help"))
+    i = token_picker(
+        t("follow_cell.query"), query_labels, "cell_i", DEFAULT_CELL["cell_i"], t("follow_cell.query.help")
+    )
+    j = token_picker(t("follow_cell.key"), key_labels, "cell_j", DEFAULT_CELL["cell_j"], t("follow_cell.key.help"))
     if trace.is_cross_attention:
         st.caption(t("follow_cell.cross_note", n=len(query_labels), m=len(key_labels)))
 cell = follow_cell(attention, i, j)  # a few dozen multiplications: no cache needed

@@ -8,7 +8,7 @@ from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
 from ui.state import controls, figure_text, memo, option_label, t
-from ui.views import chart, fully_masked_notice, matrix_view
+from ui.views import chart, fully_masked_notice, matrix_view, token_picker
 
 try:  # the cell-by-cell view is an optional part of the engine
     from attention_core.cell import follow_cell
@@ -166,13 +166,6 @@ def mask_trial(run, layer: int, head: int) -> None:
             matrix_view(trial, name, key="rm-masks", side_by_side=True)
 
 
-def pick_position(label: str, labels: list[str], key: str, default: int) -> int:
-    """A token position, kept when the sentence changes and clamped when it gets shorter."""
-    previous = st.session_state.get(key, default)
-    st.session_state[key] = min(max(previous if isinstance(previous, int) else default, 0), len(labels) - 1)
-    return st.selectbox(label, range(len(labels)), format_func=labels.__getitem__, key=key, persist_state="session")
-
-
 def one_cell(run, layer: int, head: int) -> None:
     """Follow one cell (i, j) of the chosen head, with the page "Follow one cell"'s figures."""
     st.subheader(t("real_model.cell.title"))
@@ -184,8 +177,8 @@ def one_cell(run, layer: int, head: int) -> None:
     st.markdown(t("real_model.cell.explain", dk=run.config.dk))
     picker_column, locator_column = st.columns([2, 3], gap="large")
     with picker_column:
-        i = pick_position(t("real_model.cell.query"), labels, "rm_cell_i", 1)
-        j = pick_position(t("real_model.cell.key"), labels, "rm_cell_j", 2)
+        i = token_picker(t("real_model.cell.query"), labels, "rm_cell_i", 1)
+        j = token_picker(t("real_model.cell.key"), labels, "rm_cell_j", 2)
     cell = follow_cell(full.attention, i, j)  # a few hundred multiplications: no cache needed
     with locator_column:
         chart(

@@ -22,6 +22,21 @@ def escape_markdown(text: str) -> str:
     return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
 
 
+def token_picker(label: str, labels: list[str], key: str, default: int, help: str | None = None) -> int:
+    """A selectbox over token positions 0..len(labels)−1, shown as "i:token".
+
+    The position is kept when the sentence changes and clamped to the last token when the
+    sentence gets shorter (a selectbox alone would fall back to its first option).
+    """
+    previous = st.session_state.get(key, default)
+    if not isinstance(previous, int) or isinstance(previous, bool):
+        previous = default
+    st.session_state[key] = min(max(previous, 0), len(labels) - 1)
+    return st.selectbox(
+        label, range(len(labels)), format_func=labels.__getitem__, key=key, help=help, persist_state="session"
+    )
+
+
 def chart(figure, key: str, **options) -> None:
     """Draw a Plotly figure in the chosen display style (projector mode, palette).
 
