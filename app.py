@@ -5,7 +5,8 @@ from pathlib import Path
 import streamlit as st
 from PIL import Image
 
-from ui.state import load_url_once, t
+from ui.language import t
+from ui.url import load_url_once
 
 # A local favicon: a Material icon here would be fetched from a font CDN that classrooms may block.
 FAVICON = Image.open(Path(__file__).with_name("assets") / "favicon.png")

@@ -5,9 +5,13 @@ import dataclasses
 import streamlit as st
 
 from attention_core import MAX_DIM, MaskSpec
-from attention_core.custom import changed_settings, weight_difference
 from attention_core.figures.compare import difference_figure, weights_figure
-from ui.state import PROJECTIONS, controls, figure_text, option_label, t, trace_or_stop
+from attention_core.lessons.custom import changed_settings, weight_difference
+from ui.cache import trace_or_stop
+from ui.controls import controls
+from ui.display import figure_text
+from ui.language import option_label, t
+from ui.settings import PROJECTIONS
 from ui.views import chart, escape_markdown, fully_masked_notice
 
 COMPARE_MAX_TOKENS = 128  # longer input is cut (with a notice): both sides and their difference are drawn cell by cell

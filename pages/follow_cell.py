@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from attention_core.cell import CellTrace, follow_cell
 from attention_core.figures.cell import (
     CellFigureText,
     cell_locator,
@@ -16,7 +15,11 @@ from attention_core.figures.cell import (
     softmax_latex,
     vector_bars,
 )
-from ui.state import controls, figure_text, t, trace_or_stop
+from attention_core.lessons.cell import CellTrace, follow_cell
+from ui.cache import trace_or_stop
+from ui.controls import controls
+from ui.display import figure_text
+from ui.language import t
 from ui.views import chart, escape_markdown, token_picker
 
 CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in the softmax and output steps

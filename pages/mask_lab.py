@@ -7,9 +7,12 @@ import streamlit as st
 
 from attention_core import MaskSpec, ToyTrace
 from attention_core.figures.masks import fill_weights_heatmap, mask_thumbnail, row_comparison_heatmap
-from attention_core.mask_lab import MASK_PARTS, all_allowed, compare_fill, fit_grid, grid_of, mask_parts
+from attention_core.lessons.mask_lab import MASK_PARTS, all_allowed, compare_fill, fit_grid, grid_of, mask_parts
 from attention_core.toy import sentence_segments
-from ui.state import controls, figure_text, option_label, t, trace_or_stop
+from ui.cache import trace_or_stop
+from ui.controls import controls
+from ui.display import figure_text
+from ui.language import option_label, t
 from ui.views import chart, escape_markdown, matrix_view
 
 MASK_LAB_MAX_TOKENS = 64  # longer input is cut (with a notice): the hand-drawn grid has one checkbox per cell

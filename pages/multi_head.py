@@ -16,8 +16,11 @@ from attention_core.toy_multihead import (
     head_size,
     head_trace,
 )
+from ui.cache import memo
+from ui.controls import controls
+from ui.display import figure_style, figure_text
 from ui.i18n import translate
-from ui.state import controls, figure_style, figure_text, language, memo, option_label, t
+from ui.language import language, option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view
 
 MULTI_HEAD_MAX_TOKENS = 64  # longer input is cut (with a notice): every head's weights are drawn side by side
@@ -35,7 +38,7 @@ CHART_CONFIG = {"displaylogo": False}
 
 def head_label() -> Callable[[int], str]:
     """A `format_func` naming head index i "head i+1" in the current language (bound now, see
-    `ui.state.option_label`)."""
+    `ui.language.option_label`)."""
     lang = language()
     return lambda index: translate("multi_head.head", lang, number=index + 1)
 

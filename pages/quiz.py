@@ -8,8 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from attention_core.figures.quiz import QuizText, guesses_heatmap, sketch_bars, sketch_heatmap
-from attention_core.quiz import MAX_ASKED_ROWS, question, score_guesses, score_sketch
-from ui.state import controls, figure_style, figure_text, option_label, t, trace_or_stop
+from attention_core.lessons.quiz import MAX_ASKED_ROWS, question, score_guesses, score_sketch
+from ui.cache import trace_or_stop
+from ui.controls import controls
+from ui.display import figure_style, figure_text
+from ui.language import option_label, t
 from ui.views import chart, escape_markdown
 
 QUIZ_MAX_TOKENS = 64  # longer input is cut (with a notice): long sentences make poor questions

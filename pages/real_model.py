@@ -7,12 +7,15 @@ from attention_core.figures.real_model import RealModelFigureText, embedding_str
 from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
-from ui.state import controls, figure_text, memo, option_label, t
+from ui.cache import memo
+from ui.controls import controls
+from ui.display import figure_text
+from ui.language import option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view, token_picker
 
 try:  # the cell-by-cell view is an optional part of the engine
-    from attention_core.cell import follow_cell
     from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
+    from attention_core.lessons.cell import follow_cell
 except ImportError:
     follow_cell = None
 

@@ -5,7 +5,11 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
-from ui.state import autoplay, controls, option_label, projector_mode, stop_autoplay_clock, t, trace_or_stop
+from ui.autoplay import autoplay, stop_autoplay_clock
+from ui.cache import trace_or_stop
+from ui.controls import controls
+from ui.display import projector_mode
+from ui.language import option_label, t
 from ui.views import export_panel, fully_masked_notice, matrix_view
 
 STAGE_NAMES = [stage.name for stage in STAGES]

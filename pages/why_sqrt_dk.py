@@ -18,7 +18,7 @@ from attention_core.figures.scaling import (
     std_against_dk,
     weight_row_bars,
 )
-from attention_core.scaling import (
+from attention_core.lessons.scaling import (
     KEY_COUNTS,
     PAPER_D_MODEL,
     PAPER_DK,
@@ -32,7 +32,10 @@ from attention_core.scaling import (
     softmax_scale,
     sweep_index,
 )
-from ui.state import controls, figure_text, memo, t, trace_or_stop
+from ui.cache import memo, trace_or_stop
+from ui.controls import controls
+from ui.display import figure_text
+from ui.language import t
 from ui.views import chart, fully_masked_notice
 
 DKS = log_dk_steps(1024)  # the experiment's dks: 1, 2, 4, …, 1024

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from attention_core.custom import (
+from attention_core.lessons.custom import (
     EXAMPLES,
     MAX_SIZE,
     axis_names,
@@ -15,7 +15,8 @@ from attention_core.custom import (
     resize_cells,
 )
 from attention_core.stages import stage_by_name
-from ui.state import controls, language, option_label, t
+from ui.controls import controls
+from ui.language import language, option_label, t
 from ui.views import escape_markdown, fully_masked_notice, matrix_view
 
 # Session keys (plain values, not widgets; a page's bare strings would be drawn, hence comments):

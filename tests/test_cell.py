@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_core import ToySettings, build_toy_trace, causal_mask, scaled_dot_product_attention
-from attention_core.cell import CellTrace, follow_cell
+from attention_core.lessons.cell import CellTrace, follow_cell
 
 N, M, DK, DV = 4, 6, 5, 3
 

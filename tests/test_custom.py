@@ -1,4 +1,4 @@
-"""attention_core.custom: typed cells, attention on typed matrices, and B − A of two traces.
+"""attention_core.lessons.custom: typed cells, attention on typed matrices, and B − A of two traces.
 
 Expected values come from the cells themselves or from loops written here (`_attention_by_hand`),
 never from the code under test.
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attention_core import InputError, MaskSpec, ToySettings, build_toy_trace
-from attention_core.custom import (
+from attention_core.lessons.custom import (
     EXAMPLES,
     MAX_ABS_VALUE,
     CellError,

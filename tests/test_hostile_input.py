@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 from attention_core import MAX_DIM, ToySettings, build_toy_trace, token_labels, tokenize
 from attention_core.tokens import MAX_TEXT_CHARS, MAX_TOKENS
 from ui.i18n import translate
-from ui.state import MAX_URL_TEXT, read_url
+from ui.url import MAX_URL_TEXT, read_url
 
 # ----- the inputs ------------------------------------------------------------------------------
 
@@ -511,13 +511,13 @@ def _figures_with_labels(labels: tuple[str, ...]):
     """One figure from every builder the pages use, for a trace whose tokens are `labels`."""
     import dataclasses
 
-    from attention_core.cell import follow_cell
-    from attention_core.custom import weight_difference
     from attention_core.figures import heatmap
     from attention_core.figures.cell import cell_locator, contribution_bars, softmax_bars, vector_bars
     from attention_core.figures.compare import difference_figure, weights_figure
     from attention_core.figures.masks import fill_weights_heatmap, mask_thumbnail, row_comparison_heatmap
     from attention_core.figures.multihead import head_weights_grid
+    from attention_core.lessons.cell import follow_cell
+    from attention_core.lessons.custom import weight_difference
     from attention_core.toy_multihead import build_toy_multihead
 
     words = " ".join(f"w{i}" for i in range(len(labels)))

@@ -1,4 +1,4 @@
-"""The mask lab's engine (`attention_core.mask_lab`) against explicit loops and the paper's softmax."""
+"""The mask lab's engine (`attention_core.lessons.mask_lab`) against explicit loops and the paper's softmax."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attention_core import MaskSpec, scaled_dot_product_attention
-from attention_core.mask_lab import (
+from attention_core.lessons.mask_lab import (
     MASK_PARTS,
     all_allowed,
     compare_fill,

@@ -18,7 +18,7 @@ from apptest_helpers import APP, ROOT, chart_ids, decode_array, heatmap_z, plotl
 from streamlit.testing.v1 import AppTest
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
-from attention_core.scaling import log_dk_steps, sample_dot_products, scaling_sweep
+from attention_core.lessons.scaling import log_dk_steps, sample_dot_products, scaling_sweep
 
 PAGE = "why_sqrt_dk"
 SENTENCE = ToySettings().text

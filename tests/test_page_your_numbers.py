@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app
 
-from attention_core.custom import EXAMPLES
+from attention_core.lessons.custom import EXAMPLES
 
 PAGE = "your_numbers"
 TEXT = "The cat sat on the mat."  # the sidebar's sentence (unused by this page, but the sidebar needs one)

@@ -13,7 +13,7 @@ import pytest
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace, masked_softmax
 from attention_core.figures.quiz import GUESS_COLOURS, guesses_heatmap
-from attention_core.quiz import (
+from attention_core.lessons.quiz import (
     MAX_ASKED_ROWS,
     TIE_RTOL,
     question,

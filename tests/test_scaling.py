@@ -1,4 +1,4 @@
-"""Tests of attention_core.scaling: the measured numbers behind the "Why divide by √dk?" page.
+"""Tests of attention_core.lessons.scaling: the measured numbers behind the "Why divide by √dk?" page.
 
 Statistical tests use fixed seeds, so they are deterministic; their tolerances are still
 chosen from the sampling error (explained beside each one) so that they would also pass
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import attention_core.scaling
-from attention_core.scaling import (
+import attention_core.lessons.scaling
+from attention_core.lessons.scaling import (
     attention_entropy,
     log_dk_steps,
     sample_attention_pair,
@@ -27,8 +27,8 @@ from attention_core.scaling import (
     softmax_jacobian,
 )
 
-SCALING_SOURCE = Path(attention_core.scaling.__file__)  # the module these tests imported
-PACKAGE_PARENT = SCALING_SOURCE.parents[1]  # the directory that holds attention_core/
+SCALING_SOURCE = Path(attention_core.lessons.scaling.__file__)  # the module these tests imported
+PACKAGE_PARENT = SCALING_SOURCE.parents[2]  # the directory that holds attention_core/
 
 
 @pytest.fixture(scope="module")
@@ -277,8 +277,8 @@ def test_source_imports_only_numpy_and_the_engine():
         if isinstance(node, ast.Import):
             imported.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative import: must be the engine, attention_core.attention
-                assert node.module == "attention", ast.unparse(node)
+            if node.level:  # relative import: must be the engine, attention_core.attention (..attention)
+                assert node.module == "attention" and node.level == 2, ast.unparse(node)
                 imported.add("attention_core")
             else:
                 imported.add(node.module.split(".")[0])
@@ -290,7 +290,7 @@ def test_importing_the_module_loads_nothing_beyond_the_engine():
     script = (
         "import sys, attention_core.attention\n"
         "before = set(sys.modules)\n"
-        "import attention_core.scaling\n"
+        "import attention_core.lessons.scaling\n"
         "print(sorted({name.split('.')[0] for name in set(sys.modules) - before}))\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_PARENT), os.environ.get("PYTHONPATH", "")]))

@@ -1,4 +1,4 @@
-"""Tests of the helpers that attention_core.scaling offers the "Why √dk" page.
+"""Tests of the helpers that attention_core.lessons.scaling offers the "Why √dk" page.
 
 softmax_scale (the temperature as a rescaling), dot_product_spread (measured spread and
 the theory beside it), sweep_index and the paper's sizes; each against arithmetic done
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attention_core import scaled_dot_product_attention
-from attention_core.scaling import (
+from attention_core.lessons.scaling import (
     PAPER_D_MODEL,
     PAPER_DK,
     PAPER_HEADS,

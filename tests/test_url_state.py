@@ -8,7 +8,7 @@ from apptest_helpers import APP, heatmap_z, plotly_specs
 from streamlit.testing.v1 import AppTest
 
 from attention_core import MAX_DIM, MaskSpec, ToySettings, build_toy_trace
-from ui.state import MAX_URL_TEXT, URL_PARAMS, read_url
+from ui.url import MAX_URL_TEXT, URL_PARAMS, read_url
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ from attention_core.figures import MAX_DRAWN_SIDE, heatmap, restyle, standalone_
 from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
-from .state import figure_style, figure_text, t
+from .display import figure_style, figure_text
+from .language import t
 
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from ..cell import CellTrace
+from ..lessons.cell import CellTrace
 from ..toy import ToyTrace
 from .matrices import FigureText, heatmap, plain_label
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..custom import WeightDifference
+from ..lessons.custom import WeightDifference
 from ..toy import ToyTrace
 from .matrices import FigureText, heatmap, matrix_heatmap
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..quiz import MAX_ASKED_ROWS, QuizResult, SketchResult
+from ..lessons.quiz import MAX_ASKED_ROWS, QuizResult, SketchResult
 from ..toy import ToyTrace
 from .matrices import FONT_FAMILY, MAX_DRAWN_SIDE, FigureStyle, FigureText, heatmap, plain_label
 

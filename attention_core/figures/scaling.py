@@ -1,6 +1,6 @@
 """Figures of the "Why √dk" page: measured dot products, softmax saturation and gradient size.
 
-Every figure is drawn from a record of `attention_core.scaling` (sampled with a seed),
+Every figure is drawn from a record of `attention_core.lessons.scaling` (sampled with a seed),
 never from a formula, except the theory line √dk, which is labelled as theory. Traces
 carry a stable ``meta`` name (``"raw_std"``, ``"chosen_dk"``…) so that tests and
 notebooks can find them whatever language the legend is in.
@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..scaling import PAPER_DK, AttentionPair, DotProductSample, ScalingSweep
+from ..lessons.scaling import PAPER_DK, AttentionPair, DotProductSample, ScalingSweep
 
 __all__ = [
     "SCALED_COLOUR",

@@ -20,7 +20,7 @@ from plotly_page import graphs
 
 from attention_core import ToySettings, token_labels, tokenize
 from attention_core.figures import MAX_DRAWN_SIDE
-from ui.state import MAX_URL_TEXT
+from ui.url import MAX_URL_TEXT
 
 TEXT_AREA = "Sentence (keys and values)"
 PWNED = "window.__pwned=1"

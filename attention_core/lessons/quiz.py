@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import _read_only
+from ..attention import _read_only
 
 __all__ = [
     "MAX_ASKED_ROWS",

@@ -24,10 +24,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .attention import AttentionTrace, _read_only, scaled_dot_product_attention
-from .masks import causal_mask
-from .stages import MATRICES
-from .toy import InputError, ToySettings, ToyTrace
+from ..attention import AttentionTrace, _read_only, scaled_dot_product_attention
+from ..masks import causal_mask
+from ..stages import MATRICES
+from ..toy import InputError, ToySettings, ToyTrace
 
 __all__ = [
     "EXAMPLES",

@@ -23,8 +23,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .attention import AttentionTrace, _read_only
-from .toy import MaskSpec
+from ..attention import AttentionTrace, _read_only
+from ..toy import MaskSpec
 
 __all__ = [
     "MASK_PARTS",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import AttentionTrace
+from ..attention import AttentionTrace
 
 __all__ = ["CellTrace", "follow_cell"]
 

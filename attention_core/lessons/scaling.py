@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import AttentionTrace, scaled_dot_product_attention
+from ..attention import AttentionTrace, scaled_dot_product_attention
 
 __all__ = [
     "KEY_COUNTS",

@@ -1,0 +1,53 @@
+"""Caching: the engine's results computed once per distinct small arguments and shared."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+import streamlit as st
+
+from attention_core import MAX_TEXT_CHARS, InputError, ToySettings, ToyTrace, build_toy_trace
+
+from .language import t
+
+T = TypeVar("T")
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _memo(name: str, _function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
+    # cache_resource shares one object instead of copying it: safe, because the engine's
+    # records are frozen and their arrays read-only. `name` keys the function.
+    return _function(*args)
+
+
+def memo(function: Callable[..., T], *args: Hashable) -> T:
+    """function(*args), computed once per distinct small, hashable arguments and shared.
+
+    For the engine's pure functions only (their results are immutable records).
+    """
+    return _memo(f"{function.__module__}.{function.__qualname__}", function, args)
+
+
+def trace_or_stop(settings: ToySettings) -> ToyTrace:
+    """The cached trace for `settings`; on input the user must fix, explain and stop the page."""
+    ignored = max(len(settings.text), len(settings.query_text)) - MAX_TEXT_CHARS
+    if ignored > 0:  # said first: it may be why the text below is not what the user expects
+        _notice_once(t("notice.characters", limit=MAX_TEXT_CHARS, ignored=ignored))
+    try:
+        with st.spinner(t("working")):
+            trace = memo(build_toy_trace, settings)
+    except InputError as problem:
+        st.info(t(f"error.{problem.code}", **problem.details))
+        st.stop()
+    if trace.dropped_tokens:
+        _notice_once(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
+    return trace
+
+
+def _notice_once(message: str) -> None:
+    shown = st.session_state.setdefault("_notices_shown", set())
+    if message not in shown:
+        shown.add(message)
+        st.warning(message)
+

@@ -1,0 +1,138 @@
+"""The shared sidebar controls that every page draws first.
+
+The widgets have fixed keys and ``persist_state="session"``, so their values survive page
+switches and language changes; pages never read `st.session_state` for settings themselves.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core import MAX_DIM, MAX_TEXT_CHARS, MAX_TOKENS, MaskSpec, ToySettings, token_labels, tokenize
+
+from .display import display_controls
+from .i18n import DEFAULT_LANGUAGE, LANGUAGES
+from .language import option_label, t
+from .settings import DEFAULTS, EXAMPLES, MASK_KINDS, PROJECTIONS
+from .url import load_url_once, restore_settings, share_link, url_notices, write_url
+
+
+def _load_example() -> None:
+    example = st.session_state.get("example")
+    if example:
+        st.session_state["text"], st.session_state["query_text"] = EXAMPLES[example]
+        st.session_state["cross"] = bool(EXAMPLES[example][1])
+        st.session_state["example"] = None
+
+
+def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
+    """Draw the shared sidebar controls and return the settings they describe.
+
+    `max_tokens`: the longest input this page draws (pages built for small examples pass a
+    smaller number; longer text is cut, with a notice saying so).
+
+    The URL is written here too, with the page's own settings as they stood when this run
+    started; a page that changes a setting itself calls `write_url()` again at its end.
+    """
+    load_url_once()
+    restore_settings()
+    st.session_state["_notices_shown"] = set()  # a page may ask for several traces: say each thing once
+    sidebar = st.sidebar
+    sidebar.segmented_control(
+        t("control.language"),
+        list(LANGUAGES),
+        format_func=LANGUAGES.get,
+        default=DEFAULT_LANGUAGE,
+        required=True,
+        key="lang",
+        persist_state="session",
+    )
+    sidebar.header(t("sidebar.settings"))
+    text = sidebar.text_area(
+        t("control.text"),
+        DEFAULTS.text,
+        height=80,
+        key="text",
+        help=t("control.text.help"),
+        persist_state="session",
+    )
+    cross = sidebar.toggle(t("control.cross"), key="cross", help=t("control.cross.help"), persist_state="session")
+    query_text = ""
+    if cross:
+        st.session_state.setdefault("query_text", "")
+        query_text = sidebar.text_area(t("control.query_text"), height=68, key="query_text", persist_state="session")
+    sidebar.selectbox(
+        t("control.example"),
+        list(EXAMPLES),
+        index=None,
+        placeholder=t("control.example.placeholder"),
+        key="example",
+        on_change=_load_example,
+    )
+    dk = sidebar.slider(
+        t("control.dk"), 1, MAX_DIM, DEFAULTS.dk, key="dk", help=t("control.dk.help"), persist_state="session"
+    )
+    mask_kind = sidebar.radio(
+        t("control.mask"),
+        MASK_KINDS,
+        format_func=option_label("mask"),
+        horizontal=True,
+        key="mask_kind",
+        persist_state="session",
+    )
+    padding: tuple[int, ...] = ()
+    if mask_kind == "causal" and cross:
+        sidebar.caption(t("control.mask.causal_cross"))
+    if mask_kind == "padding":
+        labels = token_labels(tokenize(text[:MAX_TEXT_CHARS])[:max_tokens])  # the tokens the page will use
+        options = list(range(len(labels)))
+        chosen = st.session_state.get("pad_positions", [])
+        st.session_state["pad_positions"] = [p for p in chosen if 0 <= p < len(labels)]  # tokens may have changed
+        padding = tuple(
+            sidebar.multiselect(
+                t("control.pad_positions"),
+                options,
+                format_func=lambda position: labels[position],
+                key="pad_positions",
+                persist_state="session",
+            )
+        )
+        if not padding:
+            sidebar.caption(t("control.pad_positions.hint"))
+    projection = sidebar.radio(
+        t("control.projection"),
+        PROJECTIONS,
+        format_func=option_label("projection"),
+        key="projection",
+        persist_state="session",
+    )
+    d_model = sidebar.slider(
+        t("control.d_model"),
+        1,
+        MAX_DIM,
+        DEFAULTS.d_model,
+        key="d_model",
+        disabled=projection == "identity",
+        help=t("control.d_model.identity") if projection == "identity" else None,
+        persist_state="session",
+    )
+    positional = sidebar.toggle(t("control.positional"), key="positional", persist_state="session")
+    seed = sidebar.number_input(
+        t("control.seed"), 0, 2**31 - 1, DEFAULTS.seed, step=1, key="seed", help=t("control.seed.help"),
+        persist_state="session",
+    )
+    display_controls(sidebar)
+    url_notices()
+    share_link(sidebar, write_url())
+    return ToySettings(
+        text=text,
+        query_text=query_text,
+        dk=int(dk),
+        d_model=int(d_model),
+        seed=int(seed),
+        projection=projection,
+        positional=bool(positional),
+        mask=MaskSpec(causal=mask_kind == "causal", padding=padding),
+        max_tokens=max_tokens,
+    )
+

@@ -1,0 +1,74 @@
+"""The display settings: projector mode and palette, applied to the page and to figures."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_core.figures import PALETTES, PROJECTOR, FigureStyle, FigureText
+
+from .language import option_label, t
+from .settings import DISPLAY_MODES
+
+
+def projector_mode() -> bool:
+    """True when the display is set up for a projector (large type everywhere)."""
+    return st.session_state.get("display") == "projector"
+
+
+def figure_style() -> FigureStyle:
+    """The look of figures: palette and, in projector mode, large type and thick gaps."""
+    palette = st.session_state.get("palette", "blue-red")
+    palette = palette if palette in PALETTES else "blue-red"
+    base = PROJECTOR if projector_mode() else FigureStyle()
+    return FigureStyle(
+        font_size=base.font_size,
+        cell_gap=base.cell_gap,
+        row_height=base.row_height,
+        max_cells_with_numbers=base.max_cells_with_numbers,
+        palette=palette,
+    )
+
+
+PROJECTOR_CSS = (
+    "<style>html { font-size: 20px; } [data-testid='stSidebar'] { min-width: 340px; }"
+    " h1 { font-size: 2.2rem !important; }</style>"
+)
+"""Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page."""
+
+
+def display_controls(sidebar) -> None:
+    with sidebar.expander(t("control.display_section"), expanded=projector_mode()):
+        st.radio(
+            t("control.display"),
+            DISPLAY_MODES,
+            format_func=option_label("display"),
+            key="display",
+            horizontal=True,
+            persist_state="session",
+        )
+        st.selectbox(
+            t("control.palette"),
+            list(PALETTES),
+            format_func=option_label("palette"),
+            key="palette",
+            help=t("control.palette.help"),
+            persist_state="session",
+        )
+    if projector_mode():
+        st.html(PROJECTOR_CSS)
+
+
+def figure_text() -> FigureText:
+    """The words inside figures, in the current language."""
+    return FigureText(
+        query=t("figure.query"),
+        key=t("figure.key"),
+        feature=t("figure.feature"),
+        value=t("figure.value"),
+        masked=t("figure.masked"),
+        allowed=t("figure.allowed"),
+        block_max=t("figure.block_max"),
+        block_mean=t("figure.block_mean"),
+        blocks=t("figure.blocks"),
+    )
+

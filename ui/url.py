@@ -1,0 +1,270 @@
+"""URL state: every setting in `URL_PARAMS` lives in the address bar, so a copied link
+restores the view.
+
+On a session's first run the URL's values are checked (they are untrusted: out-of-range
+numbers are clamped, unknown values dropped, each with a visible notice) and seed the
+widgets; after every run the current values are written back.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from attention_core import MAX_DIM, MAX_TOKENS, STAGES
+from attention_core.figures import PALETTES
+from attention_core.lessons.mask_lab import MASK_PARTS
+from attention_core.lessons.scaling import KEY_COUNTS, TEMPERATURES, log_dk_steps
+from attention_core.toy_multihead import D_MODEL_CHOICES, MAX_HEADS
+
+from .i18n import DEFAULT_LANGUAGE, LANGUAGES
+from .language import t
+from .settings import DEFAULTS, DISPLAY_MODES, MASK_KINDS, PROJECTIONS
+
+MAX_URL_TEXT = 4000
+"""Longest sentence kept in a link; a longer one is left out of the URL (browsers cut long URLs)."""
+
+
+class UrlValueError(ValueError):
+    """A URL value that cannot be used at all (it is dropped)."""
+
+
+@dataclass(frozen=True)
+class UrlParam:
+    """One setting that lives in the URL: its default, and how to read and write it.
+
+    `read(text)` returns ``(value, clamped)``: the value to use and whether it had to be
+    changed to fit; it raises UrlValueError for a value that cannot be used at all.
+    """
+
+    default: Any
+    """Left out of the URL while the setting has this value; ALWAYS: written whenever set."""
+    read: Callable[[str], tuple[Any, bool]]
+    write: Callable[[Any], str] = str
+
+
+ALWAYS = object()
+"""A UrlParam default for settings whose default is not fixed (it follows other settings),
+so the link must say their value."""
+
+
+def _integer(low: int, high: int) -> Callable[[str], tuple[int, bool]]:
+    def read(text: str) -> tuple[int, bool]:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise UrlValueError(text) from None
+        fitted = min(max(value, low), high)
+        return fitted, fitted != value
+
+    return read
+
+
+def _choice(options) -> Callable[[str], tuple[str, bool]]:
+    def read(text: str) -> tuple[str, bool]:
+        if text not in options:
+            raise UrlValueError(text)
+        return text, False
+
+    return read
+
+
+def _typed_choice(options, cast: Callable[[str], Any]) -> Callable[[str], tuple[Any, bool]]:
+    """A reader for numbers that must be one of `options` (e.g. the steps of a slider)."""
+
+    def read(text: str) -> tuple[Any, bool]:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise UrlValueError(text) from None
+        if value not in options:
+            raise UrlValueError(text)
+        return value, False
+
+    return read
+
+
+def _names(options) -> Callable[[str], tuple[list[str], bool]]:
+    def read(text: str) -> tuple[list[str], bool]:
+        names = [name for name in text.split(",") if name]
+        kept = [name for name in options if name in names]  # in the options' order, once each
+        if names and not kept:
+            raise UrlValueError(text)
+        return kept, len(kept) != len(set(names))
+
+    return read
+
+
+def _boolean(text: str) -> tuple[bool, bool]:
+    if text.lower() in ("true", "1", "yes"):
+        return True, False
+    if text.lower() in ("false", "0", "no"):
+        return False, False
+    raise UrlValueError(text)
+
+
+def _text(text: str) -> tuple[str, bool]:
+    return text[:MAX_URL_TEXT], len(text) > MAX_URL_TEXT
+
+
+def _positions(text: str) -> tuple[list[int], bool]:
+    try:
+        positions = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UrlValueError(text) from None
+    valid = [position for position in positions if 0 <= position < MAX_URL_POSITION]
+    return sorted(set(valid)), len(valid) != len(positions)
+
+
+MAX_URL_POSITION = 2048
+
+
+def _join(values) -> str:
+    return ",".join(map(str, values))
+
+
+def _write_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+URL_PARAMS: dict[str, UrlParam] = {
+    # key in session state and in the URL: default, reader, writer
+    "lang": UrlParam(DEFAULT_LANGUAGE, _choice(LANGUAGES)),
+    "text": UrlParam(DEFAULTS.text, _text),
+    "cross": UrlParam(False, _boolean, _write_bool),
+    "query_text": UrlParam("", _text),
+    "dk": UrlParam(DEFAULTS.dk, _integer(1, MAX_DIM)),
+    "mask_kind": UrlParam("none", _choice(MASK_KINDS)),
+    "pad_positions": UrlParam([], _positions, _join),
+    "projection": UrlParam("random", _choice(PROJECTIONS)),
+    "d_model": UrlParam(DEFAULTS.d_model, _integer(1, MAX_DIM)),
+    "positional": UrlParam(False, _boolean, _write_bool),
+    "seed": UrlParam(DEFAULTS.seed, _integer(0, 2**31 - 1)),
+    "display": UrlParam("screen", _choice(DISPLAY_MODES)),
+    "palette": UrlParam("blue-red", _choice(PALETTES)),
+    # the step-through page
+    "view": UrlParam("steps", _choice(("steps", "overview"))),
+    "stage": UrlParam(STAGES[0].name, _choice([stage.name for stage in STAGES])),
+    # why √dk
+    "why_dk": UrlParam(64, _typed_choice(log_dk_steps(1024), int)),
+    "why_temperature": UrlParam(1.0, _typed_choice(TEMPERATURES, float), "{:g}".format),
+    "why_keys": UrlParam(16, _typed_choice(KEY_COUNTS, int)),
+    # follow one cell
+    "cell_i": UrlParam(1, _integer(0, MAX_TOKENS - 1)),
+    "cell_j": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
+    # mask lab
+    "mask_lab_presets": UrlParam([], _names(MASK_PARTS), _join),
+    "mask_lab_pad": UrlParam([], _positions, _join),
+    "mask_lab_window": UrlParam(ALWAYS, _integer(1, MAX_TOKENS)),
+    # multi-head attention
+    "mh_d_model": UrlParam(64, _typed_choice(D_MODEL_CHOICES, int)),
+    "mh_heads": UrlParam(8, _integer(1, MAX_HEADS)),
+    "mh_head": UrlParam(0, _integer(0, MAX_HEADS - 1)),
+    "mh_stage": UrlParam(STAGES[1].name, _choice([stage.name for stage in STAGES[1:]])),  # X is not per head
+    # predict, then reveal (the guesses and the reveal stay out of links: they are the answers)
+    "quiz_mode": UrlParam("argmax", _choice(("argmax", "sketch"))),
+    "quiz_row": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
+    # compare two settings: both sides follow the sidebar until changed, so links always carry them
+    **{
+        f"compare.{side}.{name}": UrlParam(ALWAYS, read, write)
+        for side in ("a", "b")
+        for name, read, write in (
+            ("dk", _integer(1, MAX_DIM), str),
+            ("seed", _integer(0, 2**31 - 1), str),
+            ("mask", _choice(MASK_KINDS), str),
+            ("scaled", _boolean, _write_bool),
+            ("projection", _choice(PROJECTIONS), str),
+        )
+    },
+}
+
+
+def read_url(query: dict[str, str]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    """Values to use from an untrusted URL, and the problems found: (key, kind, raw value)
+    with kind "clamped" (changed to fit) or "dropped" (ignored). Pure: no Streamlit needed."""
+    values, problems = {}, []
+    for key, raw in query.items():
+        param = URL_PARAMS.get(key)
+        if param is None:
+            continue  # not a setting of this app: ignored
+        try:
+            values[key], clamped = param.read(raw)
+        except UrlValueError:
+            problems.append((key, "dropped", raw))
+            continue
+        if clamped:
+            problems.append((key, "clamped", raw))
+    return values, problems
+
+
+def _quote(raw: str) -> str:
+    """A URL value shown inside a message: short, and as code so that nothing in it renders."""
+    shown = " ".join(raw.split())  # a blank line would end the code span and let Markdown through
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    return "`" + shown.replace("`", "'") + "`"
+
+
+def load_url_once() -> None:
+    """On a session's first run, seed the settings from the URL and note what had to be fixed."""
+    if st.session_state.get("_url_loaded"):
+        return
+    st.session_state["_url_loaded"] = True
+    values, problems = read_url({key: st.query_params[key] for key in st.query_params})
+    for key, value in values.items():
+        st.session_state[key] = value
+    st.session_state["_url_problems"] = problems
+
+
+def url_notices() -> None:
+    for key, kind, raw in st.session_state.pop("_url_problems", []):
+        st.warning(t(f"url.{kind}", setting=key, value=_quote(raw)), icon=":material/link:")
+
+
+def restore_settings() -> None:
+    """Keep every setting through page switches, whatever set it.
+
+    On a page switch Streamlit re-creates the widgets and drops a value that came from a
+    link (set through session state, never touched by the user), although session state
+    still reports it. Setting each known setting again before its widget is drawn makes
+    the widget take it; a setting missing altogether comes back from the last known values.
+    """
+    saved = st.session_state.setdefault("_settings", {})
+    for key in URL_PARAMS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+        elif key in saved:
+            st.session_state[key] = saved[key]
+
+
+def write_url() -> dict[str, str]:
+    """Put every non-default setting in the address bar (defaults are left out to keep links
+    short); returns the parameters written."""
+    wanted = {}
+    saved = st.session_state.setdefault("_settings", {})
+    for key, param in URL_PARAMS.items():
+        if key in st.session_state:
+            saved[key] = st.session_state[key]
+        value = st.session_state.get(key, param.default)
+        if value is None or value is ALWAYS or value == param.default:
+            continue
+        text = param.write(value)
+        if len(text) <= MAX_URL_TEXT:
+            wanted[key] = text
+    current = {key: st.query_params[key] for key in st.query_params}
+    if current != wanted:
+        st.query_params.from_dict(wanted)
+    return wanted
+
+
+def share_link(sidebar, params: dict[str, str]) -> None:
+    """The address of this exact view, with a copy button, for a lesson plan or a chat."""
+    scheme, host, path, _, _ = urllib.parse.urlsplit(st.context.url or "")
+    link = urllib.parse.urlunsplit((scheme, host, path or "/", urllib.parse.urlencode(params), ""))
+    with sidebar.popover(t("share.button"), icon=":material/link:", width="stretch"):
+        st.caption(t("share.explain"))
+        st.code(link, language=None, wrap_lines=True)
+
