@@ -1,10 +1,28 @@
-"""Caching: the engine's results computed once per distinct small arguments and shared."""
+"""Caching: the engine's results computed once per distinct small arguments and shared,
+within a bound on memory.
+
+One 2,048-token trace holds about 51 MB of arrays (72 MB with a mask), so a cache bounded
+by entries alone (128 of them: about 9 GB) would take the server down long before it is
+full. `ResultCache` bounds the bytes it holds (the sum of the arrays of every kept result,
+plus the text of its key) and forgets a result nobody asked for within its time to live,
+so that a server's memory comes back once the class has gone. Small results (a 16-token
+trace is a few kilobytes) live long in a generous cache; large ones in a small cache with
+a short life, which costs little: the engine recomputes a 2,048-token trace in well under
+a second.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import dataclasses
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 import streamlit as st
 
 from attention_core import MAX_TEXT_CHARS, InputError, ToySettings, ToyTrace, build_toy_trace
@@ -13,20 +31,189 @@ from .language import t
 
 T = TypeVar("T")
 
+MiB = 1024 * 1024
 
-@st.cache_resource(max_entries=128, show_spinner=False)
-def _memo(name: str, _function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
-    # cache_resource shares one object instead of copying it: safe, because the engine's
-    # records are frozen and their arrays read-only. `name` keys the function.
-    return _function(*args)
+
+def result_bytes(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> int:
+    """The memory a cached value keeps alive: its arrays' buffers (each counted once, views
+    through their base), strings and bytes, found through dataclasses, tuples, lists, sets
+    and dicts. Small Python objects around them are not counted (they are tiny beside the
+    arrays)."""
+    seen = set() if _seen is None else _seen
+    if _depth > 12:
+        return 0
+    if isinstance(value, np.ndarray):
+        owner = value
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        if id(owner) in seen:
+            return 0
+        seen.add(id(owner))
+        return int(owner.nbytes)
+    if isinstance(value, (str, bytes, bytearray)):
+        return len(value)
+    if id(value) in seen:
+        return 0
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        seen.add(id(value))
+        return sum(result_bytes(getattr(value, f.name), seen, _depth + 1) for f in dataclasses.fields(value))
+    if isinstance(value, (tuple, list, set, frozenset)):
+        seen.add(id(value))
+        return sum(result_bytes(item, seen, _depth + 1) for item in value)
+    if isinstance(value, dict):
+        seen.add(id(value))
+        return sum(result_bytes(k, seen, _depth + 1) + result_bytes(v, seen, _depth + 1) for k, v in value.items())
+    return 0
+
+
+@dataclasses.dataclass
+class _Entry:
+    value: Any
+    size: int
+    last_used: float
+
+
+class ResultCache:
+    """A thread-safe least-recently-used cache bounded by entries, bytes and idle time.
+
+    A value is dropped when it has not been asked for within `ttl` seconds, or to make room
+    (the least recently used first) when the entries or bytes would exceed their bounds.
+    A value larger than `max_bytes` is returned but not kept. `clock` is for tests.
+    """
+
+    def __init__(self, max_entries: int, max_bytes: int, ttl: float, clock: Callable[[], float] = time.monotonic):
+        self.max_entries, self.max_bytes, self.ttl, self.clock = max_entries, max_bytes, ttl, clock
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self.bytes = 0
+        """The bytes held now (the sum of `result_bytes` of every kept value and its key)."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable) -> tuple[bool, Any]:
+        """(True, value) if `key` is held (and refreshes its time), else (False, None)."""
+        with self._lock:
+            self._expire()
+            entry = self._entries.get(key)
+            if entry is None:
+                return False, None
+            entry.last_used = self.clock()
+            self._entries.move_to_end(key)
+            return True, entry.value
+
+    def put(self, key: Hashable, value: Any, size: int) -> bool:
+        """Keep `value` (of `size` bytes) under `key`, dropping others to make room;
+        False if it alone exceeds the byte bound (then it is not kept)."""
+        if size > self.max_bytes:
+            return False
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.bytes -= old.size
+            while self._entries and (len(self._entries) >= self.max_entries or self.bytes + size > self.max_bytes):
+                _, dropped = self._entries.popitem(last=False)
+                self.bytes -= dropped.size
+            self._entries[key] = _Entry(value, size, self.clock())
+            self.bytes += size
+            return True
+
+    def expire(self) -> int:
+        """Drop every value idle for longer than the time to live; returns how many."""
+        with self._lock:
+            return self._expire()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0
+
+    def _expire(self) -> int:
+        now, dropped = self.clock(), 0
+        while self._entries:
+            key, entry = next(iter(self._entries.items()))
+            if now - entry.last_used <= self.ttl:
+                break  # ordered by last use: the rest are fresher
+            del self._entries[key]
+            self.bytes -= entry.size
+            dropped += 1
+        return dropped
+
+
+SMALL_RESULT_BYTES = 4 * MiB
+"""Results up to this size (a trace of up to about 400 tokens) go to the small-results cache."""
+small_results = ResultCache(max_entries=256, max_bytes=64 * MiB, ttl=3600)
+"""Many small results, kept for an hour of disuse: page switches and reruns are instant."""
+large_results = ResultCache(max_entries=8, max_bytes=192 * MiB, ttl=60)
+"""A few large results (two or three 2,048-token traces), forgotten after a minute of disuse."""
+SWEEP_SECONDS = 10
+"""How often idle results are dropped even when nobody asks for anything."""
+
+_computing: dict[Hashable, threading.Lock] = {}
+_computing_lock = threading.Lock()
+_sweeper: threading.Thread | None = None
 
 
 def memo(function: Callable[..., T], *args: Hashable) -> T:
-    """function(*args), computed once per distinct small, hashable arguments and shared.
+    """function(*args), computed once per distinct small, hashable arguments and shared
+    between sessions, within the caches' bounds.
 
-    For the engine's pure functions only (their results are immutable records).
+    For the engine's pure functions only (their results are immutable records, shared
+    without copying). Sessions asking for the same result at once compute it once (a class
+    opening the teacher's link together). Exceptions are not cached.
     """
-    return _memo(f"{function.__module__}.{function.__qualname__}", function, args)
+    _start_sweeper()
+    key = (f"{function.__module__}.{function.__qualname__}", args)
+    for cache in (small_results, large_results):
+        found, value = cache.get(key)
+        if found:
+            return value
+    with _computing_lock:
+        lock = _computing.setdefault(key, threading.Lock())
+    with lock:
+        try:
+            for cache in (small_results, large_results):  # computed by another session meanwhile?
+                found, value = cache.get(key)
+                if found:
+                    return value
+            value = function(*args)
+            size = result_bytes(value) + result_bytes(args)
+            (small_results if size <= SMALL_RESULT_BYTES else large_results).put(key, value, size)
+            return value
+        finally:
+            with _computing_lock:
+                _computing.pop(key, None)
+
+
+def sweep() -> int:
+    """Drop the results idle beyond their time to live and give freed memory back to the
+    system; returns how many were dropped."""
+    dropped = small_results.expire() + large_results.expire()
+    if dropped:
+        _release_free_memory()
+    return dropped
+
+
+def _release_free_memory() -> None:
+    """Ask glibc to return freed heap pages to the system (large arrays are returned by
+    themselves; this also covers many smaller ones). Does nothing elsewhere."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _sweep_forever() -> None:
+    while True:
+        time.sleep(SWEEP_SECONDS)
+        sweep()
+
+
+def _start_sweeper() -> None:
+    global _sweeper
+    if _sweeper is None:
+        with _computing_lock:
+            if _sweeper is None:
+                _sweeper = threading.Thread(target=_sweep_forever, name="result-cache-sweeper", daemon=True)
+                _sweeper.start()
 
 
 def trace_or_stop(settings: ToySettings) -> ToyTrace:

@@ -1,0 +1,152 @@
+"""The shared result cache gives memory back: bounded by bytes, and by idle time.
+
+Which results are still held is read independently of the cache's own bookkeeping: every
+result's array is watched with a weak reference, so an array alive is an array some cache
+still keeps (nothing else refers to it).
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from attention_core import MaskSpec, ToySettings, build_toy_trace
+from ui import cache
+
+
+@dataclass(frozen=True)
+class Result:
+    values: np.ndarray
+
+
+ALLOCATED: list[weakref.ref] = []
+
+
+def allocate(megabytes: int, tag: int) -> Result:
+    """A fresh result holding `megabytes` MiB of float64 (its weak reference is recorded)."""
+    values = np.full(megabytes * cache.MiB // 8, float(tag))
+    ALLOCATED.append(weakref.ref(values))
+    return Result(values)
+
+
+def alive_megabytes() -> float:
+    gc.collect()
+    return sum(ref().nbytes for ref in ALLOCATED if ref() is not None) / cache.MiB
+
+
+@pytest.fixture(autouse=True)
+def empty_caches():
+    cache.small_results.clear()
+    cache.large_results.clear()
+    ALLOCATED.clear()
+    yield
+    cache.small_results.clear()
+    cache.large_results.clear()
+
+
+def test_many_large_results_stay_within_the_byte_bound():
+    bound = cache.large_results.max_bytes / cache.MiB
+    for tag in range(40):  # 40 × 30 MB: 1.2 GB if every result were kept
+        assert cache.memo(allocate, 30, tag).values[0] == tag
+    assert 0 < alive_megabytes() <= bound
+    assert cache.large_results.bytes <= cache.large_results.max_bytes
+
+
+def test_small_results_stay_within_their_own_bound():
+    for tag in range(100):  # 100 × 2 MB
+        cache.memo(allocate, 2, tag)
+    assert 0 < alive_megabytes() <= cache.small_results.max_bytes / cache.MiB
+
+
+def test_a_result_is_computed_once_while_it_is_held():
+    calls = []
+
+    def counted(tag):
+        calls.append(tag)
+        return allocate(1, tag)
+
+    first = cache.memo(counted, 7)
+    assert cache.memo(counted, 7) is first
+    assert calls == [7]
+
+
+def test_idle_results_are_dropped_after_their_time_to_live(monkeypatch):
+    now = [1000.0]
+    for store in (cache.small_results, cache.large_results):
+        monkeypatch.setattr(store, "clock", lambda: now[0])
+    cache.memo(allocate, 1, 1)  # small
+    cache.memo(allocate, 30, 2)  # large
+    assert alive_megabytes() == 31
+    now[0] += cache.large_results.ttl + 1
+    cache.sweep()  # what the background sweeper does every SWEEP_SECONDS
+    assert alive_megabytes() == 1, "the large result, idle beyond its time to live, is gone"
+    now[0] += cache.small_results.ttl + 1
+    cache.sweep()
+    assert alive_megabytes() == 0
+
+
+def test_a_result_in_use_is_kept_past_its_time_to_live(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr(cache.large_results, "clock", lambda: now[0])
+    cache.memo(allocate, 30, 3)
+    for _ in range(3):
+        now[0] += cache.large_results.ttl * 0.6
+        cache.memo(allocate, 30, 3)  # asked again: its idle time starts over
+        cache.sweep()
+    assert alive_megabytes() == 30 and len(ALLOCATED) == 1
+
+
+def test_a_background_sweeper_runs_without_any_request():
+    cache.memo(allocate, 1, 4)
+    assert any(thread.name == "result-cache-sweeper" and thread.daemon for thread in threading.enumerate())
+
+
+def test_a_class_asking_at_once_computes_once():
+    calls, started = [], threading.Barrier(8)
+
+    def slow(tag):
+        calls.append(tag)
+        return allocate(30, tag)
+
+    results = []
+
+    def student():
+        started.wait()
+        results.append(cache.memo(slow, 5))
+
+    threads = [threading.Thread(target=student) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == [5] and all(result is results[0] for result in results)
+
+
+def _independent_bytes(trace) -> int:
+    """The distinct buffers of every array field of a toy trace, summed."""
+    arrays = [trace.x_query, trace.x_key, trace.w_q, trace.w_k, trace.w_v]
+    attention = trace.attention
+    names = ("q", "k", "v", "raw_scores", "scaled_scores", "mask", "masked_scores", "weights", "output")
+    arrays += [getattr(attention, name) for name in (*names, "fully_masked_rows")]
+    owners = {}
+    for array in arrays:
+        if array is None:
+            continue
+        while isinstance(array.base, np.ndarray):
+            array = array.base
+        owners[id(array)] = array.nbytes
+    return sum(owners.values())
+
+
+def test_a_trace_is_measured_by_its_arrays():
+    settings = ToySettings(text=" ".join(f"w{i}" for i in range(300)), mask=MaskSpec(causal=True))
+    trace = build_toy_trace(settings)
+    measured = cache.result_bytes(trace)
+    strings = sum(map(len, trace.query_tokens)) + sum(map(len, trace.key_tokens))
+    assert _independent_bytes(trace) <= measured <= _independent_bytes(trace) + strings + 10_000
+    assert measured > 4 * 300 * 300 * 4  # at least the four 300 × 300 float32 score and weight matrices
