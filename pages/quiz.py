@@ -13,7 +13,7 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_style, figure_text
 from ui.language import option_label, t
-from ui.views import chart, escape_markdown
+from ui.views import chart, escape_markdown, token_picker
 
 QUIZ_MAX_TOKENS = 64  # longer input is cut (with a notice): long sentences make poor questions
 
@@ -132,15 +132,9 @@ def argmax_answer(trace, guesses) -> None:
 def sketch_controls(trace, rows: tuple[int, ...], locked: bool) -> tuple[int, list[float]]:
     """Which query to sketch and one slider per key it may attend to; returns (query, amounts)."""
     query_labels, key_labels = trace.query_labels, trace.key_labels
-    keep_if_valid("quiz_row", rows)
     shown = [shortened(label) for label in query_labels]
-    query = st.selectbox(
-        t("quiz.sketch.query"),
-        rows,
-        format_func=shown.__getitem__,
-        key="quiz_row",
-        disabled=locked,
-        persist_state="session",
+    query = token_picker(  # kept, or clamped to a row that exists, when the sentence changes
+        t("quiz.sketch.query"), shown, key="quiz_row", default=rows[0], positions=list(rows), disabled=locked
     )
     st.caption(t("quiz.sketch.caption"))
     allowed = [bool(flag) for flag in trace.attention.mask[query]]

@@ -23,18 +23,24 @@ def escape_markdown(text: str) -> str:
     return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
 
 
-def token_picker(label: str, labels: list[str], key: str, default: int, help: str | None = None) -> int:
-    """A selectbox over token positions 0..len(labels)−1, shown as "i:token".
+def token_picker(
+    label: str, labels: list[str], key: str, default: int, help: str | None = None,
+    positions: list[int] | None = None, disabled: bool = False,
+) -> int:
+    """A selectbox over token positions 0..len(labels)−1 (or only `positions`), shown as "i:token".
 
     The position is kept when the sentence changes and clamped to the last token when the
-    sentence gets shorter (a selectbox alone would fall back to its first option).
+    sentence gets shorter (a selectbox alone would fall back to its first option); with
+    `positions`, to the last allowed one before it (or the first allowed).
     """
+    options = list(range(len(labels))) if positions is None else sorted(positions)
     previous = st.session_state.get(key, default)
     if not isinstance(previous, int) or isinstance(previous, bool):
         previous = default
-    st.session_state[key] = min(max(previous, 0), len(labels) - 1)
+    st.session_state[key] = max((p for p in options if p <= previous), default=options[0])
     return st.selectbox(
-        label, range(len(labels)), format_func=labels.__getitem__, key=key, help=help, persist_state="session"
+        label, options, format_func=labels.__getitem__, key=key, help=help, disabled=disabled,
+        persist_state="session",
     )
 
 
