@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 from PIL import Image
 
+from ui.cache import release_page_results
 from ui.language import t
 from ui.url import load_url_once
 
@@ -32,4 +33,7 @@ navigation = st.navigation(
         for index, (path, title_key, icon, url_path) in enumerate(PAGES)
     ]
 )
-navigation.run()
+try:
+    navigation.run()
+finally:
+    release_page_results()  # a session keeps its settings, not its (shared, cached) traces: ui/cache.py

@@ -12,6 +12,7 @@ import dataclasses
 import io
 import json
 import math
+import re
 import zipfile
 
 import numpy as np
@@ -19,6 +20,8 @@ import numpy as np
 from .toy import ToyTrace
 
 __all__ = [
+    "MAX_TEXT_EXPORT_CELLS",
+    "csv_label",
     "csv_zip_bytes",
     "json_text",
     "latex_matrix",
@@ -28,6 +31,7 @@ __all__ = [
     "npz_bytes",
     "recorded_matrices",
     "settings_record",
+    "text_export_fits",
 ]
 
 EXPORTED = ("x_query", "x_key", "q", "k", "v", "raw_scores", "scaled_scores", "mask", "masked_scores", "weights",
@@ -81,24 +85,64 @@ def load_npz(data: bytes) -> tuple[dict[str, np.ndarray], list[str], list[str], 
 _NPZ_EXTRAS = ("query_tokens", "key_tokens", "settings_json")
 
 
-def _csv_text(values: np.ndarray, rows: list[str], columns: list[str]) -> str:
+MAX_TEXT_EXPORT_CELLS = 256 * 256
+"""CSV and JSON are offered up to this many query × key cells (256 tokens of self-attention):
+the whole view is then a few megabytes of text, which a spreadsheet or an editor opens. At
+2,048 tokens it would be about 500 MB; the .npz file holds every size."""
+
+
+def text_export_fits(trace: ToyTrace) -> bool:
+    """Whether the trace is small enough for the text formats (CSV, JSON)."""
+    return len(trace.query_tokens) * len(trace.key_tokens) <= MAX_TEXT_EXPORT_CELLS
+
+
+def csv_label(label: str) -> str:
+    """A "position:token" label as a spreadsheet keeps it: "[position] token".
+
+    "26:12" (position 26, token "12") would be read as a time, "3/4" or "1:2" as a date or
+    a time, and a token starting with "=" as a formula; a cell starting with "[" is text in
+    every spreadsheet. Labels of the dimension axis ("d0", …) are kept.
+    """
+    position, separator, token = label.partition(":")
+    if not separator or not position.isdigit():
+        return label
+    return f"[{position}] {token}"
+
+
+_NUMBER_FORMAT = "%.17g"  # enough digits to read back exactly the float64 written; -inf as "-inf"
+_NON_FINITE = re.compile(r"(?<![\w\"])(-?inf|nan)\b")
+
+
+def _write_csv(stream: io.StringIO, values: np.ndarray, rows: list[str], columns: list[str]) -> None:
+    """The matrix as CSV with labelled rows and columns; the numbers are written by
+    np.savetxt (one line of text per row, no Python object per number)."""
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(["", *map(csv_label, columns)])
+    body = io.StringIO()
+    np.savetxt(body, np.atleast_2d(values), fmt=_NUMBER_FORMAT, delimiter=",", newline="\n")
+    for label, line in zip(rows, body.getvalue().splitlines(), strict=True):
+        stream.write(f"{_csv_cell(csv_label(label))},{line}\n")
+
+
+def _csv_cell(text: str) -> str:
+    """One CSV cell, quoted as the csv module quotes it."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["", *columns])
-    for label, row in zip(rows, np.atleast_2d(values), strict=True):
-        writer.writerow([label, *(repr(float(value)) for value in row)])  # repr: exact, "-inf" kept
+    csv.writer(buffer, lineterminator="").writerow([text])
     return buffer.getvalue()
 
 
 def csv_zip_bytes(trace: ToyTrace) -> bytes:
     """A .zip of token-labelled CSV files, one per stage (masked scores keep "-inf"),
-    with `settings.json` and `tokens.json`. UTF-8 with a BOM, so spreadsheets read Chinese."""
+    with `settings.json` and `tokens.json`. UTF-8 with a BOM, so spreadsheets read Chinese;
+    labels as "[position] token" (`csv_label`), so no spreadsheet turns them into times."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for position, name in enumerate(EXPORTED):
             rows, columns = trace.axis_labels(name)
-            values = np.asarray(trace.matrix(name), dtype=float)
-            archive.writestr(f"{position + 1:02d}_{name}.csv", "\ufeff" + _csv_text(values, rows, columns))
+            stream = io.StringIO()
+            stream.write("\ufeff")
+            _write_csv(stream, np.asarray(trace.matrix(name), dtype=float), rows, columns)
+            archive.writestr(f"{position + 1:02d}_{name}.csv", stream.getvalue())
         archive.writestr("settings.json", json.dumps(settings_record(trace), ensure_ascii=False, indent=2))
         tokens = {"query_tokens": list(trace.query_tokens), "key_tokens": list(trace.key_tokens)}
         archive.writestr("tokens.json", json.dumps(tokens, ensure_ascii=False, indent=2))
@@ -119,30 +163,39 @@ def load_csv_zip(data: bytes) -> dict[str, tuple[list[str], list[str], np.ndarra
     return matrices
 
 
-def _json_number(value: float) -> float | str:
-    return value if math.isfinite(value) else ("-inf" if value < 0 else "inf")
+def _json_rows(values: np.ndarray) -> str:
+    """The matrix's rows as a JSON array of arrays, written by np.savetxt; −∞ (and any
+    other non-finite number) as a string, since JSON has no infinity."""
+    values = np.atleast_2d(values)
+    if values.size == 0:
+        return "[" + ", ".join("[]" for _ in range(values.shape[0])) + "]"
+    stream = io.StringIO()
+    np.savetxt(stream, values, fmt=_NUMBER_FORMAT, delimiter=", ", newline="],\n  [")
+    body = _NON_FINITE.sub(r'"\1"', stream.getvalue().removesuffix(",\n  ["))
+    return "[\n  [" + body + "\n ]"
 
 
 def json_text(trace: ToyTrace) -> str:
     """Every stage as JSON: settings, tokens, and per matrix its row labels, column labels
-    and values (−∞ written as the string "-inf", since JSON has no infinity)."""
-    matrices = {}
-    for name in EXPORTED:
-        rows, columns = trace.axis_labels(name)
-        values = np.asarray(trace.matrix(name), dtype=float)
-        matrices[name] = {
-            "shape": list(values.shape),
-            "rows": rows,
-            "columns": columns,
-            "values": [[_json_number(float(value)) for value in row] for row in values],
-        }
+    and values (−∞ written as the string "-inf", since JSON has no infinity). The numbers
+    are written by np.savetxt, not through a Python list per matrix."""
     document = {
         "settings": settings_record(trace),
         "query_tokens": list(trace.query_tokens),
         "key_tokens": list(trace.key_tokens),
-        "matrices": matrices,
+        "matrices": "@MATRICES@",
     }
-    return json.dumps(document, ensure_ascii=False, indent=1)
+    head, tail = json.dumps(document, ensure_ascii=False, indent=1).split('"@MATRICES@"')
+    stream = io.StringIO()
+    stream.write(head + "{")
+    for index, name in enumerate(EXPORTED):
+        rows, columns = trace.axis_labels(name)
+        values = np.asarray(trace.matrix(name), dtype=float)
+        described = json.dumps({"shape": list(values.shape), "rows": rows, "columns": columns}, ensure_ascii=False)
+        stream.write(("," if index else "") + f"\n  {json.dumps(name)}: " + described[:-1] + ', "values": ')
+        stream.write(_json_rows(values) + "}")
+    stream.write("\n }" + tail)
+    return stream.getvalue()
 
 
 _LATEX_SPECIALS = {

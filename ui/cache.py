@@ -16,10 +16,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -163,6 +166,11 @@ def memo(function: Callable[..., T], *args: Hashable) -> T:
     opening the teacher's link together). Exceptions are not cached.
     """
     _start_sweeper()
+    _note_page(value := _memo(function, args))
+    return value
+
+
+def _memo(function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
     key = (f"{function.__module__}.{function.__qualname__}", args)
     for cache in (small_results, large_results):
         found, value = cache.get(key)
@@ -183,6 +191,50 @@ def memo(function: Callable[..., T], *args: Hashable) -> T:
         finally:
             with _computing_lock:
                 _computing.pop(key, None)
+
+
+# --- what a session keeps after its run ---------------------------------------------------
+#
+# A page's top-level names live in the page's module dictionary, and every function the page
+# defines refers to that dictionary. Streamlit keeps a session's widget callbacks (a page's
+# `on_click=_move`) as long as the session, and a closed tab's session for at least
+# `server.disconnectedSessionTTL` (it is only dropped when the server next touches its
+# sessions): so `trace = trace_or_stop(settings)` at a page's top level would keep a 72 MB
+# trace per session, whatever the cache's bounds. After each run, `release_page_results`
+# (called by app.py) turns such names into weak references: a callback can still read
+# them while the cache holds them, and the session itself keeps only its small settings.
+
+PAGES_FOLDER = Path(__file__).resolve().parents[1] / "pages"
+_run = threading.local()
+
+
+def _note_page(result: Any) -> None:
+    """Remember that the page running in this thread (the nearest caller in pages/) was
+    handed `result`; outside a page (tests, scripts) nothing is remembered."""
+    frame = sys._getframe(2)
+    while frame is not None and not str(frame.f_globals.get("__file__", "")).startswith(str(PAGES_FOLDER)):
+        frame = frame.f_back
+    if frame is None:
+        return
+    if getattr(_run, "page_globals", None) is not frame.f_globals:
+        _run.results, _run.page_globals = {}, frame.f_globals
+    _run.results[id(result)] = result
+
+
+def release_page_results() -> int:
+    """After a page's run: its top-level names holding a cached result now hold a weak
+    reference instead (see above); returns how many. Call once at the end of every run."""
+    results, page_globals = getattr(_run, "results", {}), getattr(_run, "page_globals", None)
+    _run.results, _run.page_globals = {}, None
+    released = 0
+    for name, value in list((page_globals or {}).items()):
+        if id(value) in results and value is results[id(value)]:
+            try:
+                page_globals[name] = weakref.proxy(value)
+            except TypeError:  # a value without weak references (a tuple): dropped instead
+                del page_globals[name]
+            released += 1
+    return released
 
 
 def sweep() -> int:

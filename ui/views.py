@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
-from attention_core import ToyTrace
-from attention_core.export import csv_zip_bytes, json_text, latex_matrix, markdown_table, npz_bytes
+from attention_core import ToyTrace, build_toy_trace
+from attention_core.export import (
+    MAX_TEXT_EXPORT_CELLS,
+    csv_zip_bytes,
+    json_text,
+    latex_matrix,
+    markdown_table,
+    npz_bytes,
+    text_export_fits,
+)
 from attention_core.figures import MAX_DRAWN_SIDE, heatmap, restyle, standalone_html
 from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
+from .cache import memo
 from .display import figure_style, figure_text
 from .language import t
 
@@ -120,23 +131,39 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
     """Downloads of every recorded matrix (.npz, CSV files, JSON), and for the matrices on
     screen a LaTeX / Markdown snippet and an offline HTML figure.
 
-    Files are built only when their button is clicked (callables), not on every rerun.
+    Files are built only when their button is clicked (callables), not on every rerun. The
+    callables hold the trace's small settings, not the trace: Streamlit keeps a session's
+    download callables as long as the session (and 2 minutes after its tab closed), and a
+    2,048-token trace is 72 MB; on a click the trace comes from the shared cache (or is
+    recomputed, identically). CSV and JSON only up to MAX_TEXT_EXPORT_CELLS.
     """
+    settings = trace.settings
+
+    def the_trace() -> ToyTrace:
+        return memo(build_toy_trace, settings)
+
+    text_fits = text_export_fits(trace)
     with st.expander(t("export.title"), icon=":material/download:"):
         st.caption(t("export.all"))
         npz_column, csv_column, json_column = st.columns(3)
         npz_column.download_button(
-            ".npz", data=lambda: npz_bytes(trace), file_name="attention.npz", mime="application/octet-stream",
-            key=f"{key}-npz", on_click="ignore", icon=":material/data_array:", width="stretch",
+            ".npz", data=lambda: npz_bytes(the_trace()), file_name="attention.npz",
+            mime="application/octet-stream", key=f"{key}-npz", on_click="ignore", icon=":material/data_array:",
+            width="stretch",
         )
         csv_column.download_button(
-            t("export.csv"), data=lambda: csv_zip_bytes(trace), file_name="attention-csv.zip",
+            t("export.csv"), data=lambda: csv_zip_bytes(the_trace()), file_name="attention-csv.zip",
             mime="application/zip", key=f"{key}-csv", on_click="ignore", icon=":material/table:", width="stretch",
+            disabled=not text_fits,
         )
         json_column.download_button(
-            "JSON", data=lambda: json_text(trace), file_name="attention.json", mime="application/json",
+            "JSON", data=lambda: json_text(the_trace()), file_name="attention.json", mime="application/json",
             key=f"{key}-json", on_click="ignore", icon=":material/data_object:", width="stretch",
+            disabled=not text_fits,
         )
+        side = math.isqrt(MAX_TEXT_EXPORT_CELLS)
+        n, m = len(trace.query_tokens), len(trace.key_tokens)
+        st.caption(t("export.text_limit" if text_fits else "export.text_too_big", side=side, n=n, m=m))
         text, style = figure_text(), figure_style()
         for name in matrices:
             values = trace.matrix(name)
@@ -150,7 +177,7 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
                 st.caption(t("export.too_big", limit=MAX_SNIPPET_SIDE))
             st.download_button(
                 t("export.html"),
-                data=lambda name=name: standalone_html(heatmap(trace, name, text=text, style=style)),
+                data=lambda name=name: standalone_html(heatmap(the_trace(), name, text=text, style=style)),
                 file_name=f"{name}.html", mime="text/html", key=f"{key}-{name}-html", on_click="ignore",
                 icon=":material/code:",
             )
