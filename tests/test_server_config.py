@@ -31,6 +31,8 @@ EXPECTED = {
     "client.showErrorDetails": "none",
     "client.toolbarMode": "viewer",
     "server.enableStaticServing": False,
+    "client.showErrorLinks": "false",
+    "browser.serverAddress": "localhost",
 }
 
 

@@ -25,8 +25,19 @@ from .i18n import DEFAULT_LANGUAGE, LANGUAGES
 from .language import t
 from .settings import DEFAULTS, DISPLAY_MODES, MASK_KINDS, PROJECTIONS
 
-MAX_URL_TEXT = 4000
-"""Longest sentence kept in a link; a longer one is left out of the URL (browsers cut long URLs)."""
+MAX_URL_TEXT = 20_000
+"""Longest sentence kept in a link, in bytes once percent-encoded (a Chinese character takes
+9, a letter 1, so 2,048 Chinese characters fit). A longer one is cut when read from a link,
+and left out of the links the app writes (with a notice)."""
+MAX_URL_BYTES = 24_000
+"""Longest query string the app writes. deploy/nginx.conf.template's
+`large_client_header_buffers 4 32k` admits a request line of this plus the path; nginx's
+default (8k) answered "414 Request-URI Too Large" to a link of 1,500 Chinese characters."""
+
+
+def encoded_bytes(text: str) -> int:
+    """The length of `text` percent-encoded as a URL value (what the request line carries)."""
+    return len(urllib.parse.quote_plus(text, safe="", errors="surrogatepass"))
 
 
 class UrlValueError(ValueError):
@@ -108,7 +119,17 @@ def _boolean(text: str) -> tuple[bool, bool]:
 
 
 def _text(text: str) -> tuple[str, bool]:
-    return text[:MAX_URL_TEXT], len(text) > MAX_URL_TEXT
+    """The longest start of `text` that is at most MAX_URL_TEXT bytes encoded."""
+    if encoded_bytes(text) <= MAX_URL_TEXT:
+        return text, False
+    low, high = 0, min(len(text), MAX_URL_TEXT)  # every character takes at least one byte
+    while low < high:
+        middle = (low + high + 1) // 2
+        if encoded_bytes(text[:middle]) <= MAX_URL_TEXT:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low], True
 
 
 def _positions(text: str) -> tuple[list[int], bool]:
@@ -251,13 +272,21 @@ def write_url() -> dict[str, str]:
         value = st.session_state.get(key, param.default)
         if value is None or value is ALWAYS or value == param.default:
             continue
-        text = param.write(value)
-        if len(text) <= MAX_URL_TEXT:
-            wanted[key] = text
+        wanted[key] = param.write(value)
+    wanted, st.session_state["_url_left_out"] = fit_link(wanted)
     current = {key: st.query_params[key] for key in st.query_params}
     if current != wanted:
         st.query_params.from_dict(wanted)
     return wanted
+
+
+def fit_link(params: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The parameters that fit in a link, and the keys left out: a value over MAX_URL_TEXT
+    bytes, then the largest values until the query string is at most MAX_URL_BYTES."""
+    kept = {key: value for key, value in params.items() if encoded_bytes(value) <= MAX_URL_TEXT}
+    while kept and len(urllib.parse.urlencode(kept, errors="surrogatepass")) > MAX_URL_BYTES:
+        del kept[max(kept, key=lambda key: encoded_bytes(kept[key]))]
+    return kept, [key for key in params if key not in kept]
 
 
 def share_link(sidebar, params: dict[str, str]) -> None:
@@ -266,5 +295,9 @@ def share_link(sidebar, params: dict[str, str]) -> None:
     link = urllib.parse.urlunsplit((scheme, host, path or "/", urllib.parse.urlencode(params), ""))
     with sidebar.popover(t("share.button"), icon=":material/link:", width="stretch"):
         st.caption(t("share.explain"))
+        if st.session_state.get("_url_left_out"):
+            st.warning(t("share.left_out", limit=MAX_URL_TEXT), icon=":material/link_off:")
+    if st.session_state.get("_url_left_out"):
+        sidebar.caption(t("share.left_out.short"))
         st.code(link, language=None, wrap_lines=True)
 

@@ -60,12 +60,16 @@ def _alive(pid: int) -> bool:
 
 
 @contextmanager
-def running_replicas(run_dir: Path, replicas: int = 2, timeout: float = 90):
-    """Run deploy/run_replicas.sh; yield (nginx URL, replica URLs, pids it reported)."""
+def running_replicas(run_dir: Path, replicas: int = 2, timeout: float = 90, env: dict[str, str] | None = None):
+    """Run deploy/run_replicas.sh (with `env` added to the environment); yield (nginx URL,
+    replica URLs, pids it reported)."""
     port = _free_port()
     run_dir.mkdir(parents=True, exist_ok=True)
     output = run_dir / "run_replicas.out"
-    env = {**os.environ, "PORT": str(port), "PYTHON": sys.executable, "NGINX_BIN": NGINX, "RUN_DIR": str(run_dir)}
+    env = {
+        **os.environ, **(env or {}),
+        "PORT": str(port), "PYTHON": sys.executable, "NGINX_BIN": NGINX, "RUN_DIR": str(run_dir),
+    }
     with output.open("w") as sink:
         process = subprocess.Popen(
             ["bash", str(SCRIPT), str(replicas)],
