@@ -1,5 +1,7 @@
 """Inside a real model: every head of a pretrained encoder (all-MiniLM-L6-v2), through the same engine."""
 
+import logging
+
 import streamlit as st
 
 from attention_core import STAGES, MaskSpec
@@ -47,13 +49,14 @@ def run_or_stop(folder: str, text: str, pad_to: int):
     """The cached forward pass; a broken or different checkpoint is explained, not a traceback."""
     try:
         return memo(run_sentence, folder, text, pad_to, MAX_LENGTH)
-    except checkpoint.CheckpointError as problem:
-        if problem.code in ("sha256_mismatch", "missing_file"):
-            st.error(t(f"real_model.error.{problem.code}", **problem.details))
-        else:
-            st.error(t("real_model.error.other", problem=str(problem)))
+    except checkpoint.CheckpointError as problem:  # the message names files, never the server's folders
+        code = problem.code if problem.code in checkpoint.ERROR_CODES else "other"
+        st.error(t(f"real_model.error.{code}", **problem.details))
     except ImportError as problem:  # safetensors or tokenizers missing
-        st.error(t("real_model.error.other", problem=str(problem)))
+        st.error(t("real_model.error.library", library=problem.name or "safetensors, tokenizers"))
+    except Exception:  # a checkpoint that loads but does not work (e.g. a tokenizer without [CLS])
+        logging.getLogger(__name__).exception("the real model failed on the checkpoint in %s", folder)
+        st.error(t("real_model.error.other"))
     st.code(checkpoint.INSTALL_COMMAND, language="bash")
     st.stop()
 

