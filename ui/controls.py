@@ -52,15 +52,18 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
         t("control.text"),
         DEFAULTS.text,
         height=80,
+        max_chars=MAX_TEXT_CHARS,
         key="text",
-        help=t("control.text.help"),
+        help=t("control.text.help", limit=MAX_TEXT_CHARS),
         persist_state="session",
     )
     cross = sidebar.toggle(t("control.cross"), key="cross", help=t("control.cross.help"), persist_state="session")
     query_text = ""
     if cross:
         st.session_state.setdefault("query_text", "")
-        query_text = sidebar.text_area(t("control.query_text"), height=68, key="query_text", persist_state="session")
+        query_text = sidebar.text_area(
+            t("control.query_text"), height=68, max_chars=MAX_TEXT_CHARS, key="query_text", persist_state="session"
+        )
     sidebar.selectbox(
         t("control.example"),
         list(EXAMPLES),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import streamlit as st
 
 from attention_core import ToyTrace, build_toy_trace
@@ -116,11 +117,25 @@ def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
     return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
 
 
+FULLY_MASKED_NAMED = 5
+"""The fully masked rows named in the notice (the count says how many there are)."""
+LONGEST_NAMED_LABEL = 24
+"""Characters of a token label named in a notice (a pasted "word" may be thousands long)."""
+
+
 def fully_masked_notice(trace: ToyTrace) -> None:
-    """Say which query rows have every key masked, and what the engine does with them."""
-    rows = [label for label, flag in zip(trace.query_labels, trace.attention.fully_masked_rows, strict=True) if flag]
-    if rows:
-        st.warning(t("warning.fully_masked", rows=", ".join(map(escape_markdown, rows))))
+    """Say how many query rows have every key masked (naming the first few), and what the
+    engine does with them. Brief at any size: at 2,048 tokens a list of every row was a
+    15,000-character warning."""
+    flags = trace.attention.fully_masked_rows
+    count = int(np.count_nonzero(flags))
+    if not count:
+        return
+    labels = trace.query_labels
+    named = [labels[i] for i in np.flatnonzero(flags)[:FULLY_MASKED_NAMED]]
+    shown = [label if len(label) <= LONGEST_NAMED_LABEL else label[: LONGEST_NAMED_LABEL - 1] + "…" for label in named]
+    rows = ", ".join(map(escape_markdown, shown)) + (", …" if count > len(named) else "")
+    st.warning(t("warning.fully_masked", count=count, total=len(labels), rows=rows))
 
 
 MAX_SNIPPET_SIDE = 12
