@@ -9,6 +9,9 @@ import re
 import urllib.parse
 from pathlib import Path
 
+from apptest_helpers import run_app
+
+from ui.i18n import translate
 from ui.url import MAX_URL_BYTES, MAX_URL_TEXT, fit_link, read_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,3 +54,11 @@ def test_the_proxy_admits_the_longest_link_the_app_writes():
     number, size = re.search(r"large_client_header_buffers\s+(\d+)\s+(\d+)k;", template).groups()
     request_line = len("GET /") + len("multi-head") + len("?") + MAX_URL_BYTES + len(" HTTP/1.1\r\n")
     assert request_line <= int(size) * 1024 and int(number) >= 2
+
+
+def test_the_sidebar_says_when_the_sentence_is_left_out_of_the_link():
+    notice = translate("share.left_out.short", "en")
+    short = run_app(text="甲" * 2000)  # 18,000 bytes: kept
+    assert notice not in [caption.value for caption in short.sidebar.caption]
+    long = run_app(text="甲" * 2300)  # 20,700 bytes: left out
+    assert notice in [caption.value for caption in long.sidebar.caption]
