@@ -150,3 +150,30 @@ def test_a_trace_is_measured_by_its_arrays():
     strings = sum(map(len, trace.query_tokens)) + sum(map(len, trace.key_tokens))
     assert _independent_bytes(trace) <= measured <= _independent_bytes(trace) + strings + 10_000
     assert measured > 4 * 300 * 300 * 4  # at least the four 300 × 300 float32 score and weight matrices
+
+
+def test_at_most_two_results_are_computed_at_once():
+    running, most, lock = [0], [0], threading.Lock()
+    started = threading.Barrier(6)
+
+    def tracked(tag):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            threading.Event().wait(0.2)  # long enough for the others to try
+            return allocate(1, tag)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    def student(tag):
+        started.wait()
+        cache.memo(tracked, tag)
+
+    threads = [threading.Thread(target=student, args=(tag,)) for tag in range(6)]  # six different views
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert 1 <= most[0] <= cache.COMPUTING_AT_ONCE

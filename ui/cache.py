@@ -153,6 +153,11 @@ large_results = ResultCache(max_entries=8, max_bytes=192 * MiB, ttl=60)
 SWEEP_SECONDS = 10
 """How often idle results are dropped even when nobody asks for anything."""
 
+COMPUTING_AT_ONCE = 2
+"""Results computed at the same time, whatever the number of sessions: each 2,048-token
+trace needs its 72 MB while it is built, and two cores gain nothing from more at once.
+(The engine's functions do not call `memo` themselves, so a slot is never awaited by its holder.)"""
+_computing_slots = threading.BoundedSemaphore(COMPUTING_AT_ONCE)
 _computing: dict[Hashable, threading.Lock] = {}
 _computing_lock = threading.Lock()
 _sweeper: threading.Thread | None = None
@@ -185,7 +190,8 @@ def _memo(function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
                 found, value = cache.get(key)
                 if found:
                     return value
-            value = function(*args)
+            with _computing_slots:
+                value = function(*args)
             size = result_bytes(value) + result_bytes(args)
             (small_results if size <= SMALL_RESULT_BYTES else large_results).put(key, value, size)
             return value
