@@ -27,16 +27,19 @@ def test_the_fully_masked_notice_is_brief_at_2048_tokens(everything_masked, monk
     assert len(message) < 400, len(message)  # was 15,414 characters
     assert "2048" in message
     named = everything_masked.query_labels[: ui.views.FULLY_MASKED_NAMED]
-    assert all(label in message for label in named) and everything_masked.query_labels[5] not in message
+    unnamed = everything_masked.query_labels[ui.views.FULLY_MASKED_NAMED]
+    assert all(label in message for label in named) and unnamed not in message
 
 
-def test_a_few_fully_masked_rows_are_all_named(monkeypatch):
-    trace = build_toy_trace(ToySettings(text="a b c d e f", mask=MaskSpec(padding=(0, 1, 2, 3, 4, 5))))
+def test_one_row_more_than_named_is_counted(monkeypatch):
+    words = [f"w{i}" for i in range(ui.views.FULLY_MASKED_NAMED + 1)]
+    trace = build_toy_trace(ToySettings(text=" ".join(words), mask=MaskSpec(padding=tuple(range(len(words))))))
     shown = []
     monkeypatch.setattr(ui.views.st, "warning", lambda message, **_: shown.append(message))
     monkeypatch.setattr(ui.views, "t", lambda key, **values: translate(key, "en", **values))
     ui.views.fully_masked_notice(trace)
-    assert "6 of the 6 queries" in shown[0] and "…" in shown[0]  # 6 rows, 5 named
+    count = len(words)
+    assert f"{count} of the {count} queries" in shown[0] and shown[0].count(":w") == count - 1 and "…" in shown[0]
 
 
 def test_the_sentence_boxes_refuse_more_than_the_engine_reads():

@@ -117,8 +117,9 @@ def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
     return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
 
 
-FULLY_MASKED_NAMED = 5
-"""The fully masked rows named in the notice (the count says how many there are)."""
+FULLY_MASKED_NAMED = 10
+"""The fully masked rows named in the notice (the count says how many there are): a short
+sentence is named whole, a long one stays a few lines."""
 LONGEST_NAMED_LABEL = 24
 """Characters of a token label named in a notice (a pasted "word" may be thousands long)."""
 
