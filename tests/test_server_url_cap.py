@@ -62,3 +62,12 @@ def test_the_sidebar_says_when_the_sentence_is_left_out_of_the_link():
     assert notice not in [caption.value for caption in short.sidebar.caption]
     long = run_app(text="甲" * 2300)  # 20,700 bytes: left out
     assert notice in [caption.value for caption in long.sidebar.caption]
+
+
+def test_the_share_box_shows_the_link_with_and_without_the_sentence():
+    short = run_app(text="甲乙丙")
+    assert [code.value for code in short.code if "text=" in code.value], "the link, with its sentence"
+    long = run_app(text="甲" * 2300)
+    links = [code.value for code in long.code if "://" in code.value or code.value.startswith("/")]
+    assert links and all("text=" not in link for link in links), "the link, without the sentence"
+    assert translate("share.left_out", "en", limit=MAX_URL_TEXT) in [w.value for w in long.warning]

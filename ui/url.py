@@ -297,7 +297,7 @@ def share_link(sidebar, params: dict[str, str]) -> None:
         st.caption(t("share.explain"))
         if st.session_state.get("_url_left_out"):
             st.warning(t("share.left_out", limit=MAX_URL_TEXT), icon=":material/link_off:")
+        st.code(link, language=None, wrap_lines=True)
     if st.session_state.get("_url_left_out"):
         sidebar.caption(t("share.left_out.short"))
-        st.code(link, language=None, wrap_lines=True)
 
