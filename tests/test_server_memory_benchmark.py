@@ -24,7 +24,7 @@ def test_memory_benchmark_prints_its_table():
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
     header = next(line for line in lines if "warm MiB" in line)
-    for word in ("peak MiB", "settled MiB", "settled/warm", "exceptions", "failed"):
+    for word in ("peak MiB", "settled MiB", "settled/warm", "after a visit", "exceptions", "failed"):
         assert word in header
     row = lines[lines.index(header) + 1].split()
     assert float(row[0]) > 0 and float(row[1]) >= float(row[0]) * 0.5
