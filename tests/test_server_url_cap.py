@@ -71,3 +71,10 @@ def test_the_share_box_shows_the_link_with_and_without_the_sentence():
     links = [code.value for code in long.code if "://" in code.value or code.value.startswith("/")]
     assert links and all("text=" not in link for link in links), "the link, without the sentence"
     assert translate("share.left_out", "en", limit=MAX_URL_TEXT) in [w.value for w in long.warning]
+
+
+def test_the_notice_numbers_hold():
+    """share.left_out says a Chinese character takes 9 bytes, and gives the cap."""
+    assert percent_encoded("甲") == 9 == len(urllib.parse.quote_plus("甲"))
+    assert str(MAX_URL_TEXT) in translate("share.left_out", "en", limit=MAX_URL_TEXT)
+    assert "9" in translate("share.left_out", "en", limit=MAX_URL_TEXT).split("bytes", 1)[1]
