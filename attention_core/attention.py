@@ -112,14 +112,25 @@ def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     """
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
+    scores = np.asarray(scores)
+    weights = np.empty(scores.shape, dtype=np.result_type(scores, np.float32))  # `scores` may be a record
+    _softmax_into(scores, weights)
+    return weights
+
+
+def _softmax_into(scores: np.ndarray, weights: np.ndarray) -> None:
+    """Write softmax(scores) over the last axis into `weights` (same shape); see `masked_softmax`.
+
+    Every step after the subtraction works in place, so `weights` is the only (n, m) array touched
+    besides `scores`.
+    """
     row_max = np.max(scores, axis=-1, keepdims=True)  # (..., n, 1), −inf for a fully masked row
     row_max[~np.isfinite(row_max)] = 0
-    weights = scores - row_max  # (..., n, m), a new array: `scores` is a record
+    np.subtract(scores, row_max, out=weights)  # (..., n, m)
     np.exp(weights, out=weights)  # exp(−inf) = 0
     row_sum = np.sum(weights, axis=-1, keepdims=True)  # (..., n, 1)
     row_sum[row_sum == 0] = 1  # a fully masked row: 0 / 1 = 0
-    weights /= row_sum
-    return weights
+    np.divide(weights, row_sum, out=weights)
 
 
 def _effective_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray:
@@ -135,6 +146,31 @@ def _effective_mask(mask, scores_shape: tuple[int, ...]) -> np.ndarray:
             f"mask of shape {mask.shape} does not broadcast to the scores' shape {scores_shape} "
             "(..., n queries, m keys)"
         ) from None
+
+
+_BLOCK_BYTES = 1 << 20
+"""Bytes of one block of score rows (1 MiB): the scaled and masked scores and the weights
+of one block stay in a core's cache from the first step to the last, so each (n, m) record is
+written to memory once instead of being read back and written again for every step."""
+
+
+def _score_steps(raw_scores, scale, scaled_scores, mask, masked_scores, weights) -> None:
+    """scaled = raw · scale, masked = −inf where the mask is False, weights = softmax(masked),
+    block of rows by block of rows, each written straight into its record's buffer.
+
+    Every array is (rows, m), C-contiguous; `mask` is None when nothing is masked (then
+    `masked_scores` is `scaled_scores`, and is not written twice). No temporary of size (rows, m) is made.
+    """
+    rows, m = raw_scores.shape
+    block = max(1, _BLOCK_BYTES // (m * raw_scores.itemsize))
+    for start in range(0, rows, block):
+        part = slice(start, start + block)
+        scaled = np.multiply(raw_scores[part], scale, out=scaled_scores[part])  # (r, m)
+        masked = masked_scores[part]  # (r, m)
+        if mask is not None:
+            np.copyto(masked, -np.inf)
+            np.copyto(masked, scaled, where=mask[part])
+        _softmax_into(masked, weights[part])  # (r, m)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None) -> AttentionTrace:
@@ -167,21 +203,38 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
     if not math.isfinite(scale):
         raise ValueError(f"scale must be a finite number; got {scale}")
 
-    with np.errstate(over="ignore"):  # an overflow is reported below, as a ValueError
+    score_batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    n, m = q.shape[-2], k.shape[-2]
+    scores_shape = (*score_batch, n, m)
+    # Fresh buffers for the records; the steps after Q Kᵀ write straight into them, block of
+    # rows by block of rows. An overflow (inf, and inf − inf = NaN after it) is reported below.
+    with np.errstate(over="ignore", invalid="ignore"):
         raw_scores = q @ np.swapaxes(k, -1, -2)  # (..., n, m)
-        scaled_scores = raw_scores * dtype.type(scale)  # (..., n, m)
+        scaled_scores = np.empty(scores_shape, dtype)  # (..., n, m)
+        weights = np.empty(scores_shape, dtype)  # (..., n, m)
+        if mask is None:
+            mask = np.broadcast_to(np.True_, scores_shape)  # (..., n, m), read-only, no memory
+            masked_scores = scaled_scores  # nothing masked: the same (read-only) record
+            mask_rows = None
+        else:
+            mask = _effective_mask(mask, scores_shape)  # (..., n, m)
+            masked_scores = np.empty(scores_shape, dtype)  # (..., n, m)
+            mask_rows = mask.reshape(-1, m)  # (rows, m), a view of the fresh copy
+        _score_steps(
+            raw_scores.reshape(-1, m),  # (rows, m) views of the buffers: every stack of rows at once
+            dtype.type(scale),
+            scaled_scores.reshape(-1, m),
+            mask_rows,
+            masked_scores.reshape(-1, m),  # the scaled scores' own buffer when nothing is masked
+            weights.reshape(-1, m),
+        )
     if _scores_may_overflow(q, k, scale) and not np.isfinite(scaled_scores).all():
         raise ValueError(f"scores overflowed {dtype.name}; use smaller inputs or float64")
-    if mask is None:
-        mask = np.broadcast_to(np.True_, scaled_scores.shape)  # (..., n, m), read-only, no memory
-        masked_scores = scaled_scores  # nothing masked: the same (read-only) record
-        fully_masked_rows = np.zeros(scaled_scores.shape[:-1], dtype=bool)  # (..., n)
-    else:
-        mask = _effective_mask(mask, scaled_scores.shape)  # (..., n, m)
-        masked_scores = np.where(mask, scaled_scores, dtype.type(-np.inf))  # (..., n, m)
-        fully_masked_rows = ~mask.any(axis=-1)  # (..., n)
-    weights = masked_softmax(masked_scores)  # (..., n, m)
     output = weights @ v  # (..., n, dv)
+    if masked_scores is scaled_scores:
+        fully_masked_rows = np.zeros(scores_shape[:-1], dtype=bool)  # (..., n)
+    else:
+        fully_masked_rows = ~mask.any(axis=-1)  # (..., n)
 
     return AttentionTrace(
         q=_read_only(q),

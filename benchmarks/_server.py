@@ -124,13 +124,14 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """`streamlit run app.py` on a free port of 127.0.0.1, as a context manager.
+    """`streamlit run app.py` (or another `app`) on a free port of 127.0.0.1, as a context manager.
 
     The project's `.streamlit/config.toml` applies (it is read from the working directory);
     the file watcher is off so that edits elsewhere in the tree do not disturb a run.
     """
 
-    def __init__(self, timeout: float = 120):
+    def __init__(self, timeout: float = 120, app: Path = APP):
+        self.app = Path(app)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.timeout = timeout
@@ -148,7 +149,7 @@ class StreamlitServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [
-                sys.executable, "-m", "streamlit", "run", str(APP),
+                sys.executable, "-m", "streamlit", "run", str(self.app),
                 "--server.headless", "true",
                 "--server.port", str(self.port),
                 "--server.address", "127.0.0.1",

@@ -1,18 +1,37 @@
-"""How much recording every stage costs: the engine's time over a bare NumPy attention.
+"""How much recording every stage costs: the engine against the tightest plain NumPy attention and PyTorch.
 
-    python benchmarks/engine_overhead.py
+    python benchmarks/engine_overhead.py [--sizes 128 512 2048] [--threads 1] [--native-blas]
 
-Bare attention is what a framework does without keeping anything: matmul, stable softmax,
-matmul. The engine also keeps raw, scaled and masked scores, the mask and the weights as
-separate read-only arrays. Both run in this one process on the same inputs, alternating,
-and the table prints the ratio of their medians (the machine is shared, so absolute times
-vary; the ratio is what to compare).
+The floor ("tight") is plain NumPy attention with one (n, m) buffer and every step in
+place: matmul, scale, subtract the row maximum, exp, divide by the row sum, matmul. The
+engine also keeps raw, scaled and masked scores, the mask and the weights as separate
+read-only records, so it must write three fresh (n, m) arrays per call where the floor
+writes one. Both run in this one process on the same inputs, alternating call by call,
+and the table prints the ratio of their medians: in wall time, and in CPU time (user +
+system: what the call costs the machine, without the waits for a core that a shared
+machine adds; the first touch of fresh memory is system time).
+
+The step table times each of the engine's own steps alone (its internal functions, on
+buffers already touched), and "fresh memory" as the first touch of the records' new
+buffers; "rest" is the engine's total minus those steps.
+
+PyTorch (`torch.nn.functional.scaled_dot_product_attention`, float64, CPU) is timed the
+same way at n = 1024 when `torch` can be imported (it is not in the app's environment:
+run this script with a separate environment's Python that has torch and numpy).
+`--threads N` sets OpenBLAS's, OpenMP's and PyTorch's thread counts to N (by restarting the
+script with those variables). `--native-blas` restarts it without OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE, which this machine sets for old OpenBLAS builds and which select a slower
+kernel in a current one; the kernel in use is printed when threadpoolctl is installed. `--reuse-memory` restarts it with
+glibc told to keep freed memory (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_): the engine's
+fresh records then reuse the pages of the last call's, as the floor's one buffer does, and the
+difference between the two runs is what the first touch of fresh memory costs.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
@@ -21,54 +40,195 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
+from attention_core import attention as engine
 from attention_core import scaled_dot_product_attention
 
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+CORETYPE_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+TORCH_N = 1024
+DK = 64
 
-def bare_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
-    scores = q @ k.T / math.sqrt(q.shape[-1])  # (n, m)
+
+def tight_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, hidden: np.ndarray | None = None) -> np.ndarray:
+    """Attention with one (n, m) buffer and every step in place: the floor for NumPy.
+
+    `hidden`: boolean (n, m), True where query i may NOT attend to key j (None: no mask).
+    """
+    scores = q @ k.T  # (n, m), the one buffer
+    scores *= q.dtype.type(1 / math.sqrt(q.shape[-1]))
+    if hidden is not None:
+        np.copyto(scores, -np.inf, where=hidden)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
     return scores @ v  # (n, dv)
 
 
-def _median_seconds(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def _timed(function) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one call."""
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    function()
+    return time.perf_counter() - wall_start, time.process_time() - cpu_start
+
+
+def compare(functions: dict, repeats: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of each function, called in turn `repeats` times (after a warm-up)."""
+    for function in functions.values():
         function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in functions}
+    order = list(functions.items())
+    for _ in range(repeats):  # alternate, so that a burst of load hits every one, and reverse the order
+        for name, function in order:  # each round: the state one call leaves the allocator in slows the next
+            samples[name].append(_timed(function))
+        order.reverse()
+    return {
+        name: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
+        for name, runs in samples.items()
+    }
 
 
-def measure(n: int, dk: int, dtype, causal: bool, repeats: int) -> tuple[float, float]:
-    rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((n, dk)).astype(dtype) for _ in range(3))
+def inputs(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((n, DK)).astype(dtype) for _ in range(3))
+
+
+def steps(n: int, dtype, repeats: int) -> dict[str, float]:
+    """CPU seconds of each of the engine's steps at n = m (float `dtype`, no mask)."""
+    q, k, v = inputs(n, dtype)
+    scale = np.dtype(dtype).type(1 / math.sqrt(DK))
+    raw, scaled, weights = (np.empty((n, n), dtype) for _ in range(3))  # touched once below, then reused
+    for buffer in (raw, scaled, weights):
+        buffer.fill(0)
+
+    def fresh_memory():
+        for _ in range(3):
+            np.empty((n, n), dtype).fill(0)  # what the first write into a new record costs
+
+    parts = {
+        "inputs (copy, check)": lambda: [engine._as_matrix_stack(name, x, np.dtype(dtype))
+                                         for name, x in (("q", q), ("k", k), ("v", v))],
+        "fresh memory (3 records)": fresh_memory,
+        "raw = Q Kᵀ": lambda: np.matmul(q, k.T, out=raw),
+        "scaled, softmax (blocks)": lambda: engine._score_steps(raw, scale, scaled, None, scaled, weights),
+        "output = W V": lambda: weights @ v,
+        "engine, whole call": lambda: scaled_dot_product_attention(q, k, v),
+    }
+    measured = compare(parts, repeats)
+    cpu = {name: value[1] for name, value in measured.items()}
+    total = cpu.pop("engine, whole call")
+    cpu["rest (checks, read-only flags)"] = max(0.0, total - sum(cpu.values()))
+    cpu["engine, whole call"] = total
+    return cpu
+
+
+def tight_row(n: int, dtype, causal: bool, repeats: int) -> str:
+    """One row of the main table: the engine against the tight floor at n = m."""
+    q, k, v = inputs(n, dtype)
     mask = np.tril(np.ones((n, n), dtype=bool)) if causal else None
-    bare_attention(q, k, v), scaled_dot_product_attention(q, k, v, mask=mask)  # warm up
-    bare, engine = [], []
-    for _ in range(3):  # alternate, so that a burst of load hits both
-        bare.append(_median_seconds(lambda: bare_attention(q, k, v), repeats))
-        engine.append(_median_seconds(lambda: scaled_dot_product_attention(q, k, v, mask=mask), repeats))
-    return min(bare), min(engine)
+    hidden = None if mask is None else ~mask
+    measured = compare(
+        {"tight": lambda: tight_attention(q, k, v, hidden),
+         "engine": lambda: scaled_dot_product_attention(q, k, v, mask=mask)},
+        repeats,
+    )
+    (tight_wall, tight_cpu), (engine_wall, engine_cpu) = measured["tight"], measured["engine"]
+    return (
+        f"{n:>6} {np.dtype(dtype).name:>8} {'causal' if causal else 'none':>7} {'tight':>6} "
+        f"{tight_wall * 1e3:>9.2f} {engine_wall * 1e3:>10.2f} {engine_wall / tight_wall:>6.2f} "
+        f"{tight_cpu * 1e3:>9.2f} {engine_cpu * 1e3:>10.2f} {engine_cpu / tight_cpu:>6.2f}"
+    )
+
+
+def torch_row(repeats: int) -> str:
+    try:
+        import torch
+    except ImportError:
+        return f"{TORCH_N:>6} {'float64':>8} {'none':>7}   PyTorch not installed in this environment"
+    q, k, v = inputs(TORCH_N, np.float64)
+    tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    attend = torch.nn.functional.scaled_dot_product_attention
+    with torch.inference_mode():
+        measured = compare(
+            {"torch": lambda: attend(tq, tk, tv), "engine": lambda: scaled_dot_product_attention(q, k, v)}, repeats
+        )
+    (torch_wall, torch_cpu), (engine_wall, engine_cpu) = measured["torch"], measured["engine"]
+    return (
+        f"{TORCH_N:>6} {'float64':>8} {'none':>7} {'torch':>6} {torch_wall * 1e3:>9.2f} "
+        f"{engine_wall * 1e3:>10.2f} {engine_wall / torch_wall:>6.2f} {torch_cpu * 1e3:>9.2f} "
+        f"{engine_cpu * 1e3:>10.2f} {engine_cpu / torch_cpu:>6.2f}"
+        f"   torch {torch.__version__}, {torch.get_num_threads()} thread(s)"
+    )
+
+
+def blas_line() -> str:
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    coretype = os.environ.get("OPENBLAS_CORETYPE", "unset")
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        kernel = "kernel unknown (threadpoolctl not installed)"
+    else:
+        blas = [info for info in threadpool_info() if info.get("user_api") == "blas"]
+        kernel = ", ".join(f"{info.get('internal_api')} {info.get('version')} kernel {info.get('architecture')} "
+                           f"{info.get('num_threads')} thread(s)" for info in blas) or "no BLAS found"
+    reuse = "freed memory reused" if "MALLOC_TRIM_THRESHOLD_" in os.environ else "glibc's default memory reuse"
+    return (f"numpy {np.__version__}; OPENBLAS_NUM_THREADS={threads}, OPENBLAS_CORETYPE={coretype}; {kernel}; {reuse}; "
+            f"load average {os.getloadavg()[0]:.1f} at start")
+
+
+def _restart_if_needed(args) -> None:
+    """Re-run this script with the thread and kernel variables asked for (they act at import)."""
+    environment = dict(os.environ)
+    if args.threads is not None:
+        for name in THREAD_VARIABLES:
+            environment[name] = str(args.threads)
+    if args.native_blas:
+        for name in CORETYPE_VARIABLES:
+            environment.pop(name, None)
+    if args.reuse_memory:
+        environment.update(MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 31))
+    if environment != dict(os.environ):
+        os.execve(sys.executable, [sys.executable, *sys.argv], environment)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[128, 512, 2048])
-    parser.add_argument("--dk", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15, help="calls of each function per row at n = 128 "
+                        "(fewer for larger n, at least 7)")
+    parser.add_argument("--threads", type=int, help="BLAS, OpenMP and PyTorch threads (default: as set)")
+    parser.add_argument("--native-blas", action="store_true", help="run without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE")
+    parser.add_argument("--reuse-memory", action="store_true", help="let glibc keep freed memory for the next "
+                        "call (no first touch of fresh pages): shows what the records' fresh memory costs")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch row")
+    parser.add_argument("--no-steps", action="store_true", help="skip the table of the engine's steps")
     args = parser.parse_args()
-    print(f"{'n':>6} {'dtype':>8} {'mask':>7} {'bare ms':>9} {'engine ms':>10} {'ratio':>6}")
+    _restart_if_needed(args)
+    if args.threads is not None:
+        try:
+            import torch
+        except ImportError:
+            pass
+        else:
+            torch.set_num_threads(args.threads)
+    print(blas_line())
+    print(f"dk = {DK}; medians of calls taken in turn; ratio = engine / floor (tight NumPy, or torch)\n")
+    print(f"{'n':>6} {'dtype':>8} {'mask':>7} {'floor':>6} {'floor ms':>9} {'engine ms':>10} {'ratio':>6} "
+          f"{'floor cpu':>9} {'engine cpu':>10} {'ratio':>6}")
     for n in args.sizes:
+        repeats = max(7, args.repeats * 128 // n)
         for dtype in (np.float32, np.float64):
             for causal in (False, True):
-                repeats = max(3, args.repeats * 128 // n)
-                bare, engine = measure(n, args.dk, dtype, causal, repeats)
-                print(
-                    f"{n:>6} {np.dtype(dtype).name:>8} {'causal' if causal else 'none':>7} "
-                    f"{bare * 1e3:>9.2f} {engine * 1e3:>10.2f} {engine / bare:>6.2f}"
-                )
+                print(tight_row(n, dtype, causal, repeats), flush=True)
+    if not args.no_torch:
+        print(torch_row(max(7, args.repeats * 128 // TORCH_N)), flush=True)
+    if not args.no_steps:
+        n = max(args.sizes)
+        cpu = steps(n, np.float32, max(7, args.repeats * 128 // n))
+        total = cpu["engine, whole call"]
+        print(f"\nthe engine's steps, n = m = {n}, float32, no mask (CPU ms; share of the whole call)")
+        for name, seconds in cpu.items():
+            print(f"  {name:<32} {seconds * 1e3:>7.2f} {seconds / total:>6.0%}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A class at once: N browser sessions on one server, each changing its own settings.
 
-    python benchmarks/many_users.py [--users 10 30] [--duration 60] [--tokens 12]
+    python benchmarks/many_users.py [--users 10 30] [--duration 60] [--tokens 12] [--floor]
 
 For each N a fresh `streamlit run app.py` (free local port, the project's config) and one
 headless Chromium with N separate contexts (each its own cookies and WebSocket, so its
@@ -22,6 +22,11 @@ that failed (a page that never loaded, a Playwright error). Memory: the server's
 "cpu/change" is CPU time over the changing phase divided by the changes done: the
 server's, and the client's (Chromium and Playwright, on the same cores here). All loops
 are bounded by time and count. The machine is shared: latencies include waiting for a core.
+
+With `--floor`, each N is run a second time right after the app, against
+`benchmarks/floor_app.py` (one heatmap under the same two controls, nothing else) with the
+same sessions and changes; its row ends with the app's p95 divided by the floor's. Both rows
+of one N are measured minutes apart on the same machine, so the ratio is what to compare.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import (
+    APP,
     CHROMIUM,
     CHROMIUM_ARGS,
     EXCEPTIONS_JS,
@@ -52,6 +58,9 @@ from _server import (
     text_area_locator,
     words,
 )
+
+FLOOR_APP = Path(__file__).resolve().parent / "floor_app.py"
+"""One heatmap and the same two controls: the floor the app's latencies are compared with."""
 
 MAX_CHANGES_PER_SESSION = 10_000
 """A bound on each session's loop besides its duration."""
@@ -205,10 +214,10 @@ def client_cpu_seconds(server_pid: int) -> float:
     return sum(cpu_seconds(pid) for pid in descendants(os.getpid()) if pid != server_pid)
 
 
-async def run_level(users: int, args) -> dict:
+async def run_level(users: int, args, app: Path = APP) -> dict:
     from playwright.async_api import async_playwright
 
-    with StreamlitServer() as server:
+    with StreamlitServer(app=app) as server:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             try:
@@ -253,6 +262,8 @@ def main() -> None:
     parser.add_argument("--load-concurrency", type=int, default=3, help="pages loading at the same time")
     parser.add_argument("--settle", type=float, default=10, help="seconds between closing the sessions and the "
                         "last memory reading")
+    parser.add_argument("--floor", action="store_true", help="also serve benchmarks/floor_app.py (one heatmap, the "
+                        "same two controls) to the same sessions, right after the app, and print the p95 ratio")
     parser.add_argument("--notes", type=int, default=5, help="error notes printed per run")
     args = parser.parse_args()
     problem = chromium_problem()
@@ -263,31 +274,38 @@ def main() -> None:
           f"a change slower than {args.timeout:.0f} s is a timeout, {args.load_concurrency} pages load at a time; "
           f"times in ms unless marked s; RSS in MB (2^20 bytes)\n")
     print(
-        f"{'users':>5} {'secs':>4} {'changes':>7} {'errors':>6} {'exc':>3} {'t/o':>3} {'isol':>4} {'other':>5} "
-        f"{'p50':>5} {'p95':>6} {'text p50':>8} {'dk p50':>6} {'load p50 s':>10} {'server cpu/change':>17} "
-        f"{'client cpu/change':>17} {'RSS before':>10} {'open':>5} {'closed':>6} {'MB/session':>10}"
+        f"{'app':>5} {'users':>5} {'secs':>4} {'changes':>7} {'errors':>6} {'exc':>3} {'t/o':>3} {'isol':>4} "
+        f"{'other':>5} {'p50':>5} {'p95':>6} {'text p50':>8} {'dk p50':>6} {'load p50 s':>10} "
+        f"{'server cpu/change':>17} {'client cpu/change':>17} {'RSS before':>10} {'open':>5} {'closed':>6} "
+        f"{'MB/session':>10} {'p95 ÷ floor':>11}"
     )
     notes = []
+    apps = [("app", APP)] + ([("floor", FLOOR_APP)] if args.floor else [])
     for users in args.users:
-        level = asyncio.run(run_level(users, args))
-        results: list[SessionResult] = level["results"]
-        text = [s for r in results for s in r.text_latencies]
-        dk = [s for r in results for s in r.dk_latencies]
-        both = text + dk
-        loads = [r.load_seconds for r in results if r.load_seconds is not None]
-        before, opened, closed = level["rss"]
-        server_cpu, client_cpu = (cpu / len(both) * 1e3 if both else float("nan") for cpu in level["cpu"])
-        print(
-            f"{users:>5} {level['elapsed']:>4.0f} {len(both):>7} {sum(r.errors for r in results):>6} "
-            f"{sum(r.exceptions for r in results):>3} {sum(r.timeouts for r in results):>3} "
-            f"{sum(r.isolation for r in results):>4} {sum(r.other for r in results):>5} "
-            f"{percentile(both, 0.5) * 1e3:>5.0f} {percentile(both, 0.95) * 1e3:>6.0f} "
-            f"{percentile(text, 0.5) * 1e3:>8.0f} {percentile(dk, 0.5) * 1e3:>6.0f} "
-            f"{percentile(loads, 0.5):>10.1f} {server_cpu:>17.0f} {client_cpu:>17.0f} "
-            f"{before:>10.0f} {opened:>5.0f} {closed:>6.0f} {(opened - before) / users:>10.1f}",
-            flush=True,
-        )
-        notes += [f"{users} users, session {user}: {note}" for user, r in enumerate(results) for note in r.notes]
+        p95 = {}
+        for name, path in apps:
+            level = asyncio.run(run_level(users, args, path))
+            results: list[SessionResult] = level["results"]
+            text = [s for r in results for s in r.text_latencies]
+            dk = [s for r in results for s in r.dk_latencies]
+            both = text + dk
+            p95[name] = percentile(both, 0.95)
+            loads = [r.load_seconds for r in results if r.load_seconds is not None]
+            before, opened, closed = level["rss"]
+            server_cpu, client_cpu = (cpu / len(both) * 1e3 if both else float("nan") for cpu in level["cpu"])
+            ratio = f"{p95['app'] / p95['floor']:>11.2f}" if name == "floor" else f"{'':>11}"
+            print(
+                f"{name:>5} {users:>5} {level['elapsed']:>4.0f} {len(both):>7} {sum(r.errors for r in results):>6} "
+                f"{sum(r.exceptions for r in results):>3} {sum(r.timeouts for r in results):>3} "
+                f"{sum(r.isolation for r in results):>4} {sum(r.other for r in results):>5} "
+                f"{percentile(both, 0.5) * 1e3:>5.0f} {p95[name] * 1e3:>6.0f} "
+                f"{percentile(text, 0.5) * 1e3:>8.0f} {percentile(dk, 0.5) * 1e3:>6.0f} "
+                f"{percentile(loads, 0.5):>10.1f} {server_cpu:>17.0f} {client_cpu:>17.0f} "
+                f"{before:>10.0f} {opened:>5.0f} {closed:>6.0f} {(opened - before) / users:>10.1f} {ratio}",
+                flush=True,
+            )
+            notes += [f"{name}, {users} users, session {user}: {note}"
+                      for user, r in enumerate(results) for note in r.notes]
     if notes:
         print(f"\nerrors ({len(notes)}; first {args.notes}):")
         for note in notes[: args.notes]:

@@ -1,6 +1,6 @@
 """Every benchmark script runs in a tiny configuration and prints its table.
 
-The four scripts start together, each in its own subprocess (each measures in its own
+The scripts start together, each in its own subprocess (each measures in its own
 process anyway), so the module takes about as long as the slowest of them. Nothing here
 checks a time: the machine is shared. The browser benchmarks are skipped without Chromium.
 """
@@ -26,12 +26,27 @@ RUNS = {
     "payload.py": (["--sizes", "16", "--pages", "pages/step_through.py"], ("page", "Plotly MB"), "step_through  "),
     "browser_latency.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "median ms"), "     16"),
     "many_users.py": (
-        ["--users", "2", "--duration", "3", "--settle", "0", "--tokens", "4"],
-        ("users", "errors", "p50", "p95", "MB/session"),
-        "    2",
+        ["--users", "2", "--duration", "3", "--settle", "0", "--tokens", "4", "--floor"],
+        ("users", "errors", "p50", "p95", "MB/session", "p95 ÷ floor"),
+        "floor     2",
+    ),
+    "engine_overhead.py": (
+        ["--sizes", "128", "--repeats", "1"],
+        ("n", "dtype", "floor ms", "engine ms", "ratio"),
+        "   128  float32    none  tight",
+    ),
+    "control_latency.py": (
+        ["--sizes", "16", "--pages", "cell", "--repeats", "1", "--budget", "60"],
+        ("page", "control", "median ms", "verdict"),
+        "cell             16 Slider",
+    ),
+    "speed_report.py": (
+        ["--parts", "rerun", "--quick"],
+        ("target", "verdict", "measured"),
+        "step-through rerun after dk moves",
     ),
 }
-NEEDS_BROWSER = {"browser_latency.py", "many_users.py"}
+NEEDS_BROWSER = {"browser_latency.py", "many_users.py", "control_latency.py"}
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
 

@@ -1,0 +1,429 @@
+"""Every control on every page: how long from the change until the page is repainted, in Chromium.
+
+    python benchmarks/control_latency.py [--sizes 16 2048] [--repeats 3] [--pages step cell ...]
+
+A real server (`streamlit run app.py` on a free local port) and Debian's Chromium driven by
+Playwright. For each page of app.py's PAGES and each sentence length n, the page is opened,
+a sentence of n distinct words is typed into the sidebar and drawn, and the list of
+controls is read from the page itself: every visible slider, select box, radio group,
+checkbox or toggle, number input, segmented control or pills, text area, text input and
+button (sidebar expanders are opened first, so that their controls count too). Each
+control is then changed `repeats` times, forwards and back (the next option, the other
+state, one step of a slider, a different sentence of the same length), and each change is
+timed from the moment before Playwright acts until the last change to the page's DOM
+after Streamlit's "script finished" message (read from the WebSocket), once nothing has
+changed for a quiet interval. That covers the round trip, the rerun, the figures' JSON,
+React and Plotly's repaint. A change that is not followed by a rerun within `--timeout`
+is reported as "no rerun". When a change alters the page's set of controls (a new page
+section, another language) the page is opened afresh before the next control.
+
+The n = 2048 rows are measured on the pages whose token cap reaches 2048 (the others cut
+the sentence to their cap; pass --all-pages-large to measure them anyway). Targets: median
+≤ 250 ms per control at 16 tokens, ≤ 1 s at 2048. The machine is shared: the load average
+at the start is printed, and a busy machine shows in every row alike. Each page's first row
+is its first paint: from the start of the navigation to the last DOM change of its first
+run, with the default sentence, in a new session on a warm server (target ≤ 1.5 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
+from _server import (
+    APP,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    EXCEPTIONS_JS,
+    VIEWPORT,
+    StreamlitServer,
+    chromium_problem,
+    machine_line,
+    sentence,
+    text_area_locator,
+)
+
+TARGET_MS = {16: 250, 2048: 1000}
+SMALL_INPUT_ONLY = {
+    "pages/your_numbers.py": "draws the user's own matrices, not the sidebar sentence",
+    "pages/real_model.py": "the model reads its own sentence, at most 256 tokens",
+}
+"""Pages whose token cap says 2048 but which do not draw a sentence that long."""
+FIRST_PAINT_MS = 1500
+"""Target for a page's first paint: navigation start → last DOM change of its first run."""
+QUIET_MS = 300
+"""A repaint is over once neither the DOM nor the WebSocket has changed for this long."""
+
+WATCH_JS = r"""
+(() => {
+    window.__finished = 0; window.__lastMutation = 0; window.__lastMessage = 0;
+    // Streamlit's ForwardMsg: a top-level field 6 is `script_finished`.
+    const scriptFinished = buffer => {
+        const bytes = new Uint8Array(buffer);
+        let i = 0;
+        const varint = () => {
+            let value = 0, shift = 0, byte;
+            do {
+                byte = bytes[i++];
+                value += (byte & 0x7f) * 2 ** shift;
+                shift += 7;
+            } while (byte & 0x80 && i < bytes.length);
+            return value;
+        };
+        while (i < bytes.length) {
+            const tag = varint(), number = Math.floor(tag / 8), wire = tag & 7;
+            if (number === 6) return true;
+            if (wire === 0) varint();
+            else if (wire === 2) { const length = varint(); i += length; }  // not `i += varint()`: i is read first
+            else if (wire === 1) i += 8;
+            else if (wire === 5) i += 4;
+            else return false;
+        }
+        return false;
+    };
+    const Native = window.WebSocket;
+    const Watched = function (...args) {
+        const socket = new Native(...args);
+        socket.addEventListener('message', event => {
+            window.__lastMessage = performance.now();
+            if (event.data instanceof ArrayBuffer && scriptFinished(event.data)) window.__finished++;
+        });
+        return socket;
+    };
+    Watched.prototype = Native.prototype;
+    for (const name of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Watched[name] = Native[name];
+    window.WebSocket = Watched;
+    const ignored = '[data-testid="stStatusWidget"], [data-testid="stToolbar"], [data-testid="stHeader"]';
+    const observe = () => new MutationObserver(records => {
+        for (const record of records) {
+            const element = record.target.nodeType === 1 ? record.target : record.target.parentElement;
+            if (element && element.closest && element.closest(ignored)) continue;
+            window.__lastMutation = performance.now();
+            return;
+        }
+    }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
+    if (document.documentElement) observe(); else document.addEventListener('DOMContentLoaded', observe);
+})();
+"""
+"""Installed before the page's own scripts: counts Streamlit's "script finished" messages and
+keeps the time of the last WebSocket message and of the last DOM change outside the header."""
+
+SETTLED_JS = """
+([finishedBefore, quiet]) => window.__finished > finishedBefore
+    && performance.now() - Math.max(window.__lastMutation, window.__lastMessage) > quiet
+"""
+
+CONTROL_TYPES = (
+    "stSlider", "stSelectbox", "stRadio", "stCheckbox", "stNumberInput", "stButtonGroup", "stTextArea",
+    "stTextInput", "stButton",
+)
+
+CONTROLS_JS = """
+(types) => {
+    const found = [];
+    for (const type of types) {
+        document.querySelectorAll(`[data-testid="${type}"]`).forEach((element, index) => {
+            if (element.offsetParent === null) return;  // hidden (a closed tab or expander)
+            const label = element.querySelector('[data-testid="stWidgetLabel"]');
+            const text = (label ? label.innerText : element.innerText).replace(/\\s+/g, ' ').trim();
+            const where = element.closest('[data-testid="stSidebar"]') ? 'sidebar' : 'page';
+            found.push([type, index, text.slice(0, 40), where]);
+        });
+    }
+    return found;
+}
+"""
+
+HEATMAPS_JS = """
+() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(graph =>
+    (graph._fullData || []).filter(trace => trace.type === 'heatmap').map(trace => {
+        const z = trace.z || [];
+        const row = r => (r ? Array.from(r).slice(0, 16).join(',') : '');
+        return [z.length, (trace.y || []).length, row(z[0]), row(z[z.length - 1])].join('|');
+    }))
+"""
+"""A fingerprint of every heatmap on the page (to count the heatmaps a change repainted)."""
+
+
+@dataclass
+class ControlResult:
+    page: str
+    kind: str
+    label: str
+    where: str
+    n: int
+    times: list[float] = field(default_factory=list)
+    heatmaps_changed: int = 0
+    no_rerun: int = 0
+    errors: int = 0
+
+
+def pages_in_menu() -> list[tuple[str, str]]:
+    """(URL path, file) of each page in app.py's PAGES, in menu order (read, not imported)."""
+    tree = ast.parse(APP.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "PAGES" for target in node.targets):
+            return [(entry.elts[3].value, entry.elts[0].value) for entry in node.value.elts]
+    raise RuntimeError("no PAGES tuple in app.py")
+
+
+def page_token_caps() -> dict[str, int]:
+    """The most tokens each page file draws: the `max_tokens` it passes to controls(), else the app's cap."""
+    import re
+
+    sys.path.insert(0, str(APP.parent))
+    import attention_core
+    from attention_core import MAX_TOKENS
+
+    caps = {}
+    for _, path in pages_in_menu():
+        source = (APP.parent / path).read_text(encoding="utf-8")
+        match = re.search(r"controls\((?:max_tokens=)?([A-Z_][A-Z_0-9.]*|\d+)", source)
+        cap = MAX_TOKENS
+        if match:
+            name = match.group(1)
+            cap = int(name) if name.isdigit() else _resolve(name, source, attention_core, MAX_TOKENS)
+        caps[path] = cap
+    return caps
+
+
+def _resolve(name: str, source: str, package, default: int) -> int:
+    """A page's token-cap constant, looked up in the package or in the page module itself."""
+    import importlib
+    import re
+
+    leaf = name.split(".")[-1]
+    for module_name in re.findall(r"from (attention_core[\w.]*) import", source):
+        value = getattr(importlib.import_module(module_name), leaf, None)
+        if isinstance(value, int):
+            return value
+    value = getattr(package, leaf, None)
+    match = re.search(rf"^{leaf}\s*=\s*(\d+)", source, re.MULTILINE)
+    if match:
+        return int(match.group(1))
+    return value if isinstance(value, int) else default
+
+
+class Page:
+    """One browser tab on one app page, with the sentence typed in."""
+
+    def __init__(self, context, url: str, n: int, timeout_ms: float):
+        self.page = context.new_page()
+        self.page.set_default_timeout(min(timeout_ms, 15_000))  # a control that cannot be found fails fast
+        self.url, self.n, self.timeout_ms = url, n, timeout_ms
+        self.sentences = [sentence(n), sentence(n, tag="z")]
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.first_paint: float | None = None
+        self.open()
+
+    def open(self) -> None:
+        self.page.goto(self.url, timeout=self.timeout_ms)
+        self.page.wait_for_function("() => window.__finished > 0", timeout=self.timeout_ms, polling=50)
+        self.settle(0)
+        if self.first_paint is None:  # performance.now() counts from the start of the navigation
+            self.first_paint = self.page.evaluate("() => window.__lastMutation") / 1000
+        if self.page.locator('[role="dialog"]').count():  # e.g. a first visit's "Page not found" notice
+            self.page.keyboard.press("Escape")
+            self.page.wait_for_timeout(QUIET_MS)
+        box = text_area_locator(self.page)
+        if box.count():
+            self.change(lambda: (box.fill(self.sentences[0]), box.press("Control+Enter")))
+        for expander in self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details:not([open]) '
+                                          'summary').all():
+            expander.click()  # client side only: no rerun
+        self.page.wait_for_timeout(QUIET_MS)
+
+    def settle(self, finished_before: int) -> None:
+        self.page.wait_for_function(SETTLED_JS, arg=[finished_before, QUIET_MS], timeout=self.timeout_ms,
+                                    polling=20)
+
+    def change(self, action) -> float | None:
+        """Seconds from just before `action` until the last DOM change of the rerun it caused; None: no rerun."""
+        finished_before = self.page.evaluate("() => window.__finished")
+        started = self.page.evaluate("() => performance.now()")
+        action()
+        try:
+            self.settle(finished_before)
+        except Exception:
+            return None
+        return (self.page.evaluate("() => window.__lastMutation") - started) / 1000
+
+    def controls(self) -> list[list]:
+        return self.page.evaluate(CONTROLS_JS, list(CONTROL_TYPES))
+
+    def heatmaps(self) -> list[str]:
+        return self.page.evaluate(HEATMAPS_JS)
+
+
+def action_for(page: Page, kind: str, index: int, label: str, step: int):
+    """A callable that changes control `index` of type `kind` once (forwards on even steps, back on odd)."""
+    element = page.page.locator(f'[data-testid="{kind}"]').nth(index)
+    forward = step % 2 == 0
+    if kind == "stSlider":
+        thumb = element.get_by_role("slider")
+        at_max = thumb.get_attribute("aria-valuenow") == thumb.get_attribute("aria-valuemax")
+        key = "ArrowLeft" if forward == at_max else "ArrowRight"
+        return lambda: (thumb.focus(), thumb.press(key))
+    if kind == "stSelectbox":
+        box = element.locator("input").first
+        key = "ArrowDown" if forward else "ArrowUp"
+        return lambda: (box.click(), box.press(key), box.press("Enter"))
+    if kind == "stRadio":
+        options = element.get_by_role("radio")
+        checked = element.evaluate("el => Array.from(el.querySelectorAll('input[type=radio]')).map(i => i.checked)")
+        unchecked = [i for i, on in enumerate(checked) if not on]
+        target = options.nth(unchecked[0] if forward or len(unchecked) < 2 else unchecked[-1])
+        return lambda: target.click(force=True)  # the input itself is hidden behind its styled label
+    if kind == "stCheckbox":
+        return element.locator("label").first.click
+    if kind == "stNumberInput":
+        button = element.locator(
+            '[data-testid="stNumberInputStepUp"]' if forward else '[data-testid="stNumberInputStepDown"]'
+        )
+        return button.click
+    if kind == "stButtonGroup":
+        buttons = element.locator("button")
+        states = element.evaluate(  # a segmented control marks its choice with aria-checked, pills with aria-pressed
+            "el => Array.from(el.querySelectorAll('button')).map(b => [b.innerText.trim() !== '', "
+            "b.hasAttribute('aria-pressed'), "
+            "b.getAttribute('aria-checked') === 'true' || b.getAttribute('aria-pressed') === 'true'])"
+        )
+        pills = any(toggles for _, toggles, _ in states)
+        pressed = [i for i, (text, _, on) in enumerate(states) if text and on]
+        idle = [i for i, (text, _, on) in enumerate(states) if text and not on]
+        if not forward and pills and pressed:
+            return buttons.nth(pressed[-1]).click  # switch off again what the forward step switched on
+        return buttons.nth(idle[0] if forward or len(idle) < 2 else idle[-1]).click
+    if kind == "stTextArea":
+        box = element.locator("textarea")
+        if label.startswith("Sentence"):
+            text = page.sentences[(step + 1) % 2]
+        else:
+            current = box.input_value()
+            text = current + " zz" if forward else current.removesuffix(" zz")
+        return lambda: (box.fill(text), box.press("Control+Enter"))
+    if kind == "stTextInput":
+        box = element.locator("input")
+        current = box.input_value()
+        text = current + " zz" if forward else current.removesuffix(" zz")
+        return lambda: (box.fill(text), box.press("Enter"))
+    if kind == "stButton":
+        return element.locator("button").first.click
+    raise ValueError(kind)
+
+
+def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms: float, budget_s: float,
+                 first_paint: bool = True):
+    """ControlResult for every control of one page at sentence length n."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(WATCH_JS)
+    results: list[ControlResult] = []
+    try:
+        page = Page(context, f"{url}/{path}", n, timeout_ms)
+        if first_paint:
+            results.append(ControlResult(path, "first paint", "opening the page (default sentence)", "page", n,
+                                         times=[page.first_paint]))
+        layout = page.controls()
+        deadline = time.monotonic() + budget_s
+        for kind, index, label, where in layout:
+            result = ControlResult(path, kind, label, where, n)
+            results.append(result)
+            if time.monotonic() > deadline:
+                result.errors = -1  # not measured: the page's time budget ran out
+                continue
+            try:
+                before = page.heatmaps()
+                for step in range(repeats):
+                    seconds = page.change(action_for(page, kind, index, label, step))
+                    if seconds is None:
+                        result.no_rerun += 1
+                        continue
+                    result.times.append(seconds)
+                    if step == 0:
+                        after = page.heatmaps()
+                        result.heatmaps_changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + \
+                            abs(len(after) - len(before))
+                result.errors += page.page.evaluate(EXCEPTIONS_JS)
+            except Exception as error:
+                result.errors += 1
+                print(f"  ({path} {kind} {label!r}: {type(error).__name__}: {str(error).splitlines()[0][:100]})",
+                      file=sys.stderr)
+            if page.controls() != layout or result.errors:
+                page.open()  # the change altered the page: start the next control from the same page as before
+        if page.errors and results:
+            results[0].errors += len(page.errors)
+    finally:
+        context.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[16, 2048])
+    parser.add_argument("--repeats", type=int, default=3, help="changes per control (forwards, back, …)")
+    parser.add_argument("--pages", nargs="+", help="URL paths of the pages to measure (default: every page)")
+    parser.add_argument("--all-pages-large", action="store_true",
+                        help="measure sizes above 16 on every page, not only those that draw that many tokens")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds one change may take")
+    parser.add_argument("--budget", type=float, default=240, help="seconds of changes per page and size")
+    args = parser.parse_args()
+    problem = chromium_problem()
+    if problem:
+        raise SystemExit(f"cannot run: {problem}")
+    from playwright.sync_api import sync_playwright
+
+    caps = page_token_caps()
+    menu = [(url_path, path) for url_path, path in pages_in_menu() if not args.pages or url_path in args.pages]
+    print(machine_line())
+    print(f"{args.repeats} changes per control; time = action → last DOM change after the rerun "
+          f"(quiet {QUIET_MS} ms); target: median ≤ {TARGET_MS[16]} ms at 16 tokens, ≤ {TARGET_MS[2048]} ms at "
+          "2048\n")
+    print(f"{'page':<13} {'n':>5} {'control':<14} {'label':<40} {'where':<7} {'changes':>7} {'median ms':>9} "
+          f"{'max ms':>7} {'heatmaps':>8} {'errors':>6}  verdict")
+    summary = {"measured": 0, "over": 0, "errors": 0, "skipped": 0}
+    started = time.monotonic()
+    with StreamlitServer() as server, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            warm_up = browser.new_page()  # the first visit registers the app's pages (later deep links work)
+            warm_up.goto(server.url, timeout=args.timeout * 1000)
+            warm_up.wait_for_selector(".js-plotly-plot", timeout=args.timeout * 1000)
+            warm_up.close()
+            for n in args.sizes:
+                for url_path, path in menu:
+                    if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
+                        continue
+                    for result in measure_page(browser, server.url, url_path, n, args.repeats,
+                                               args.timeout * 1000, args.budget, first_paint=n == args.sizes[0]):
+                        summary["errors"] += max(result.errors, 0)
+                        target = FIRST_PAINT_MS if result.kind == "first paint" else TARGET_MS.get(n, TARGET_MS[2048])
+                        if result.errors < 0:
+                            summary["skipped"] += 1
+                            verdict, median, longest = "not measured (page's time budget)", "—", "—"
+                        elif not result.times:
+                            verdict, median, longest = "no rerun", "—", "—"
+                        else:
+                            summary["measured"] += 1
+                            value = statistics.median(result.times) * 1e3
+                            over = value > target
+                            summary["over"] += over
+                            verdict = "OVER" if over else "met"
+                            median, longest = f"{value:.0f}", f"{max(result.times) * 1e3:.0f}"
+                        print(f"{url_path:<13} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
+                              f"{result.where:<7} {len(result.times):>7} {median:>9} {longest:>7} "
+                              f"{result.heatmaps_changed:>8} {max(result.errors, 0):>6}  {verdict}", flush=True)
+        finally:
+            browser.close()
+    print(f"\n{summary['measured']} control(s) measured, {summary['over']} over the target, "
+          f"{summary['errors']} error(s), {summary['skipped']} not measured; {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

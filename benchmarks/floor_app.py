@@ -1,0 +1,43 @@
+"""The floor for `many_users.py`: the least a page can do for the same two controls.
+
+    streamlit run benchmarks/floor_app.py
+
+A sidebar text area and dk slider with the app's labels, and one Plotly heatmap of plain
+attention weights for the sentence's tokens (one row per token, labelled `position:token`),
+nothing else: no shared controls, no cache, no other chart. `many_users.py --floor` serves
+it with the same sessions and the same changes as the app, in the same run, so that the
+app's latencies can be read as a multiple of what Streamlit, Plotly and the browsers cost
+on this machine at that moment.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+TEXT_LABEL = "Sentence (keys and values)"
+DK_LABEL = "dk: size of each query and key vector"
+DEFAULT_TEXT = "the cat sat on the mat"
+
+
+def embeddings(tokens: list[str], dk: int) -> np.ndarray:
+    """One fixed random vector per token text, (n, dk)."""
+    return np.stack([np.random.default_rng(zlib.crc32(token.encode())).standard_normal(dk) for token in tokens])
+
+
+text = st.sidebar.text_area(TEXT_LABEL, DEFAULT_TEXT, height=80, key="text")
+dk = st.sidebar.slider(DK_LABEL, 1, 64, 8, key="dk")
+tokens = re.findall(r"\w+", text)[:2048] or ["empty"]
+x = embeddings(tokens, dk)  # (n, dk)
+scores = x @ x.T / np.sqrt(dk)  # (n, n)
+scores -= scores.max(axis=-1, keepdims=True)
+weights = np.exp(scores)
+weights /= weights.sum(axis=-1, keepdims=True)  # (n, n)
+labels = [f"{position}:{token}" for position, token in enumerate(tokens)]
+figure = go.Figure(go.Heatmap(z=weights, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis"))
+figure.update_yaxes(autorange="reversed")
+st.plotly_chart(figure, key="weights")
