@@ -355,16 +355,16 @@ def run_prompt(path: str, text: str, max_tokens: int = MAX_PROMPT_TOKENS) -> Dec
     return run_decoder(checkpoint, encode_prompt(checkpoint, text, max_tokens))
 
 
-def greedy_continuation(path: str, text: str, steps: int, max_tokens: int = MAX_PROMPT_TOKENS
+def greedy_continuation(checkpoint: DecoderCheckpoint, text: str, steps: int, max_tokens: int = MAX_PROMPT_TOKENS
                         ) -> tuple[DecoderEncoding, list[Prediction]]:
     """The prompt continued by `steps` greedy steps (each the most likely next token, the whole
     prompt rerun each time: no key/value cache, to keep the forward pass the one shown).
 
-    Returns the final encoding (prompt + chosen tokens) and the chosen predictions."""
-    checkpoint = shared_decoder(str(Path(path)))
+    Returns the final encoding (prompt + chosen tokens) and the chosen predictions; stops early
+    at a control token such as <|im_end|> or at `max_tokens`."""
     encoding = encode_prompt(checkpoint, text, max_tokens)
     ids, chosen = encoding.ids.tolist(), []
-    for _ in range(steps):
+    for _ in range(min(steps, max(0, max_tokens - len(ids)))):
         run = run_decoder(checkpoint, encode_ids(checkpoint, ids))
         best = top_predictions(run, checkpoint.tokenizer, 1)[0]
         chosen.append(best)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import cache
 
-__all__ = ["byte_decoder", "readable_tokens", "token_bytes"]
+__all__ = ["byte_decoder", "readable_text", "readable_tokens", "token_bytes"]
 
 VISIBLE = {" ": "␣", "\t": "⇥", "\n": "↵", "\r": "␍"}
 
@@ -53,7 +53,7 @@ def _utf8_length(lead: int) -> int:
     return 0  # a continuation byte or an invalid lead
 
 
-def _characters(data: bytes) -> list[tuple[int, int, str]]:
+def _characters(data: bytes, visible: dict[str, str] = VISIBLE) -> list[tuple[int, int, str]]:
     """(start, end, text) of each UTF-8 character of `data`; an invalid byte is its own ‹0x..›."""
     result, position = [], 0
     while position < len(data):
@@ -67,7 +67,7 @@ def _characters(data: bytes) -> list[tuple[int, int, str]]:
             result.append((position, position + 1, f"‹0x{data[position]:02x}›"))
             position += 1
         else:
-            result.append((position, position + length, VISIBLE.get(text, text)))
+            result.append((position, position + length, visible.get(text, text)))
             position += length
     return result
 
@@ -100,3 +100,10 @@ def readable_tokens(tokens: list[str] | tuple[str, ...], special: frozenset[str]
             text.append(f"{char}({sharing.index(index) + 1}/{len(sharing)})")
         shown.append("".join(text) or "∅")
     return shown
+
+
+def readable_text(tokens: list[str] | tuple[str, ...], special: frozenset[str] = frozenset()) -> str:
+    """The tokens as running text: their bytes decoded together (a character split over tokens
+    appears once), spaces kept as spaces, invalid bytes as ‹0x..›, never a replacement character."""
+    data = b"".join(token.encode("utf-8") if token in special else token_bytes(token) for token in tokens)
+    return "".join(char for _, _, char in _characters(data, visible={}))
