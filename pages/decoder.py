@@ -24,11 +24,9 @@ try:  # the cell-by-cell view is an optional part of the engine
 except ImportError:
     follow_cell = None
 
-DEFAULT_PROMPT = DECODER_PROMPT
-"""A repeated phrase: the model completes it by copying, and induction heads light up."""
+DEFAULT_PROMPT = DECODER_PROMPT  # a repeated phrase: the model copies, and induction heads light up
 MAX_STEPS = 10
-MAX_CELL_LOCATOR = 200
-"""Beyond this many tokens the heatmaps are drawn in blocks: no cell to outline."""
+MAX_CELL_LOCATOR = 200  # beyond this many tokens heatmaps are drawn in blocks: no cell to outline
 STAGE_NAMES = list(STAGE_MATRICES)
 PLAIN_FORMULAS = {stage.name: stage.formula for stage in STAGES}
 FORMULAS = {
@@ -114,7 +112,9 @@ def prediction(path: str, run, checkpoint, words: DecoderFigureText) -> None:
         prompt_text = readable_text(run.encoding.tokens)
         full_text = readable_text(encoding.tokens)
         added = full_text[len(prompt_text):] if full_text.startswith(prompt_text) else full_text
-        st.markdown(t("decoder.steps.result", prompt=escape_markdown(prompt_text), added=escape_markdown(added)))
+        space = " " if added[:1].isspace() else ""  # outside the bold: "** mat**" would not be bold
+        st.markdown(t("decoder.steps.result", prompt=escape_markdown(prompt_text), space=space,
+                      added=escape_markdown(added)))
         st.dataframe(
             {
                 t("decoder.steps.step"): list(range(1, len(chosen) + 1)),
