@@ -40,7 +40,6 @@ from .forward import (
     greedy_continuation,
     layer_detail,
     run_decoder,
-    run_prompt,
     top_predictions,
 )
 from .heads import STAGE_MATRICES, head_views, prompt_head_summary, query_groups
@@ -74,6 +73,5 @@ __all__ = [
     "readable_tokens",
     "repeated_random_ids",
     "run_decoder",
-    "run_prompt",
     "top_predictions",
 ]

@@ -246,7 +246,8 @@ def _tensors(reader) -> dict[str, np.ndarray]:
 
     tensors = {}
     for tensor in reader.tensors:
-        array = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)  # (out, in)
+        # a copy: F32 tensors come back as views of the mapped file, which would keep all 98 MB of it resident
+        array = np.array(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)  # (out, in)
         if tensor.name.split(".")[-2] in PROJECTIONS:
             array = np.ascontiguousarray(array.T)  # (in, out)
         tensors[tensor.name] = _read_only(array)

@@ -27,15 +27,13 @@ same functions, so the numbers are the same (a test checks that they are identic
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ..attention import AttentionTrace, _read_only, scaled_dot_product_attention
 from ..masks import causal_mask
-from .checkpoint import DecoderCheckpoint, DecoderConfig, DecoderLayerWeights, load_decoder
+from .checkpoint import DecoderCheckpoint, DecoderConfig, DecoderLayerWeights
 from .readable import readable_tokens
 
 __all__ = [
@@ -53,7 +51,6 @@ __all__ = [
     "rotary",
     "rotary_angles",
     "run_decoder",
-    "run_prompt",
     "silu",
     "top_predictions",
 ]
@@ -339,20 +336,7 @@ def top_predictions(run: DecoderRun, tokenizer, count: int = 10) -> list[Predict
     return result
 
 
-# ---------------------------------------------------------------------------- cached entry points
-
-
-@functools.lru_cache(maxsize=1)
-def shared_decoder(path: str) -> DecoderCheckpoint:
-    """One loaded copy per process (about 540 MB of read-only float32 arrays)."""
-    return load_decoder(path)
-
-
-def run_prompt(path: str, text: str, max_tokens: int = MAX_PROMPT_TOKENS) -> DecoderRun:
-    """encode + run_decoder for the GGUF file at `path`, with small hashable arguments only, so
-    that an app can cache the result by them."""
-    checkpoint = shared_decoder(str(Path(path)))
-    return run_decoder(checkpoint, encode_prompt(checkpoint, text, max_tokens))
+# ---------------------------------------------------------------------------- generating
 
 
 def greedy_continuation(checkpoint: DecoderCheckpoint, text: str, steps: int, max_tokens: int = MAX_PROMPT_TOKENS
