@@ -314,7 +314,7 @@ try:
 except (decoder_checkpoint_module.CheckpointError, ImportError, ValueError, OSError) as problem:
     explain_problem(problem)
 st.caption(t("decoder.sizes", layers=config.num_layers, heads=config.num_heads, kv=config.num_kv_heads,
-             d_model=config.d_model, dk=config.dk, vocab=config.vocab_size))
+             d_model=config.d_model, dk=config.dk, vocab=config.vocab_size) + " " + t("decoder.sidebar_note"))
 if run.encoding.dropped:
     st.warning(t("decoder.truncated", limit=MAX_PROMPT_TOKENS, dropped=run.encoding.dropped))
 
