@@ -76,7 +76,7 @@ def page_numbers(checkpoint, lengths, timeout: float = 600) -> list[tuple[int, f
         seconds = time.perf_counter() - started
         assert not at.exception, [e.value for e in at.exception]
         charts = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
-        tables = [len(table.proto.data) for table in at.get("arrow_data_frame")]
+        tables = [table.proto.ByteSize() for table in at.get("dataframe")]  # serialized, Arrow data included
         rows.append((length, seconds, sum(charts), sum(tables), max(charts + tables)))
     return rows
 
