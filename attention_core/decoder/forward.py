@@ -27,6 +27,7 @@ same functions, so the numbers are the same (a test checks that they are identic
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -271,8 +272,28 @@ def _decoder_layer(index: int, x: np.ndarray, weights: DecoderLayerWeights, conf
     )
 
 
+def one_blas_thread():
+    """A context in which BLAS (numpy's matrix products) uses one thread, if ``threadpoolctl``
+    is installed (requirements-model.txt), else nothing.
+
+    Measured on the 2-core machine while other processes kept it busy (load average about
+    18): a 64-token forward pass took 0.75–1.2 s with one BLAS thread and 11–21 s with two,
+    which then spin-wait for each other. The limit is process-wide while it lasts.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def run_decoder(checkpoint: DecoderCheckpoint, encoding: DecoderEncoding) -> DecoderRun:
-    """Run the decoder on one encoded prompt and record every layer and head."""
+    """Run the decoder on one encoded prompt and record every layer and head (BLAS on one thread)."""
+    with one_blas_thread():
+        return _run_decoder(checkpoint, encoding)
+
+
+def _run_decoder(checkpoint: DecoderCheckpoint, encoding: DecoderEncoding) -> DecoderRun:
     config = checkpoint.config
     if not 1 <= encoding.length <= config.context_length:
         raise ValueError(f"a prompt needs 1 to {config.context_length} tokens; got {encoding.length}")
@@ -303,7 +324,8 @@ def layer_detail(run: DecoderRun, layer: int) -> LayerDetail:
         raise IndexError(f"layer must be in 0..{len(run.layers) - 1}; got {layer}")
     record, config, length = run.layers[layer], run.config, run.encoding.length
     angles = rotary_angles(length, config.dk, config.rope_base)  # (L, dk/2)
-    return _attention(record.input, record.weights, config, angles, causal_mask(length))
+    with one_blas_thread():
+        return _attention(record.input, record.weights, config, angles, causal_mask(length))
 
 
 # ---------------------------------------------------------------------------- predictions
