@@ -25,6 +25,7 @@ PAGES = (
     ("pages/compare.py", "page.compare", ":material/compare:", "compare"),
     ("pages/quiz.py", "page.quiz", ":material/quiz:", "quiz"),
     ("pages/real_model.py", "page.real_model", ":material/neurology:", "real-model"),
+    ("pages/decoder.py", "page.decoder", ":material/edit_square:", "decoder"),
 )
 
 navigation = st.navigation(

@@ -16,6 +16,9 @@ from typing import Any
 import streamlit as st
 
 from attention_core import MAX_DIM, MAX_TOKENS, STAGES
+from attention_core.decoder.finder import SCORE_NAMES as DECODER_SCORES
+from attention_core.decoder.heads import STAGE_MATRICES as _DECODER_STAGE_MATRICES
+from attention_core.decoder.heads import SUMMARY_NAMES as DECODER_SUMMARIES
 from attention_core.figures import PALETTES
 from attention_core.lessons.mask_lab import MASK_PARTS
 from attention_core.lessons.scaling import KEY_COUNTS, TEMPERATURES, log_dk_steps
@@ -25,6 +28,9 @@ from .i18n import DEFAULT_LANGUAGE, LANGUAGES
 from .language import t
 from .settings import DEFAULTS, DISPLAY_MODES, MASK_KINDS, PROJECTIONS
 
+DECODER_PROMPT = "The cat sat on the mat. The cat sat on the"
+"""The decoder page's default prompt (pages/decoder.py uses this one)."""
+DECODER_STAGES = tuple(_DECODER_STAGE_MATRICES)
 MAX_URL_TEXT = 20_000
 """Longest sentence kept in a link, in bytes once percent-encoded (a Chinese character takes
 9, a letter 1, so 2,048 Chinese characters fit). A longer one is cut when read from a link,
@@ -201,6 +207,16 @@ URL_PARAMS: dict[str, UrlParam] = {
             ("projection", _choice(PROJECTIONS), str),
         )
     },
+    # inside a decoder (layers and heads numbered from 1, as on screen)
+    "dec_prompt": UrlParam(DECODER_PROMPT, _text),
+    "dec_steps": UrlParam(0, _integer(0, 10)),
+    "dec_layer": UrlParam(19, _integer(1, 30)),
+    "dec_head": UrlParam(7, _integer(1, 9)),
+    "dec_summary": UrlParam("previous_token", _choice(DECODER_SUMMARIES)),
+    "dec_stage": UrlParam("weights", _choice(DECODER_STAGES)),
+    "dec_score": UrlParam("induction", _choice(DECODER_SCORES)),
+    "dec_cell_i": UrlParam(ALWAYS, _integer(0, 255)),
+    "dec_cell_j": UrlParam(0, _integer(0, 255)),
 }
 
 

@@ -108,7 +108,9 @@ def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
     rows, columns = shape
     st.caption(t("zoom.explain", side=ZOOM_SIDE, limit=MAX_DRAWN_SIDE))
     row_column, column_column = st.columns(2)
-    first_row = row_column.slider(t("zoom.first_row"), 0, max(0, rows - ZOOM_SIDE), 0, key=f"{key}-zoom-row")
+    first_row = 0
+    if rows > ZOOM_SIDE:  # a slider with nothing to slide raises: e.g. X of a short sentence, wide but not tall
+        first_row = row_column.slider(t("zoom.first_row"), 0, rows - ZOOM_SIDE, 0, key=f"{key}-zoom-row")
     first_column = 0
     if columns > ZOOM_SIDE:
         first_column = column_column.slider(

