@@ -9,7 +9,7 @@ from attention_core.figures.compare import difference_figure, weights_figure
 from attention_core.lessons.custom import changed_settings, weight_difference
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import figure_text
+from ui.display import colour_words, figure_text
 from ui.language import option_label, t
 from ui.settings import PROJECTIONS
 from ui.views import chart, escape_markdown, fully_masked_notice
@@ -177,4 +177,4 @@ chart(
     key="compare-difference",
     config={"displaylogo": False},
 )
-st.caption(t("compare.difference.explain"))
+st.caption(t("compare.difference.explain", **colour_words()))
