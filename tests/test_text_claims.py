@@ -478,3 +478,13 @@ def test_the_mask_colours_named_in_the_text_are_fixed():
 
     assert _hue_family(_rgb(MASK_COLOURS[1][1])) == "blue"
     assert _hue_family(_rgb(MASK_COLOURS[0][1])) == "white"  # a light grey
+
+
+def test_the_compare_page_offers_no_causal_mask_in_cross_attention():
+    at = run_app(page="compare", cross=True, query_text="le chat", **{"compare.b.mask": "causal"})
+    masks = {widget.key: [option.content for option in widget.proto.options]
+             for widget in at.get("button_group") if widget.key in ("compare.a.mask", "compare.b.mask")}
+    assert masks == {"compare.a.mask": ["None", "Padding"], "compare.b.mask": ["None", "Padding"]}
+    assert at.session_state["compare.b.mask"] == "none"
+    at = run_app(page="compare")  # self-attention keeps the causal mask
+    assert any(option.content == "Causal" for widget in at.get("button_group") for option in widget.proto.options)
