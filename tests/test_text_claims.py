@@ -276,7 +276,47 @@ def test_why_root_dk_try_holds_for_random_projections_and_says_otherwise_for_ide
     assert np.mean(one_hot_rows) > 0.75  # "most left rows"
     assert np.mean(scaled_peaks) < 0.6
     assert np.mean(identity_diagonal) > 0.85
+    identity_unscaled = build_toy_trace(replace(settings, projection="identity", scale=1.0)).attention.weights
+    assert np.diag(identity_unscaled).mean() > 0.85  # "both sides"
     assert "W_Q" in strings("why_sqrt_dk.sentence.try")["en"]
+
+
+# ----------------------------------------------------------------- smaller step-through claims
+
+
+def test_the_same_word_has_the_same_row_only_without_positional_encoding():
+    """stage.embeddings.explain: same word → same row without positional encoding; with it, a row
+    also depends on the position."""
+    for positional in (False, True):
+        trace = build_toy_trace(ToySettings(text="the cat saw the dog", positional=positional))
+        first, second = trace.x_query[0], trace.x_query[3]  # the two "the"
+        assert np.array_equal(first, second) != positional
+
+
+def test_raising_dk_adds_a_column_and_leaves_the_others():
+    """stage.qkv.explain: "Raising dk adds a column to Q, K and V and leaves the others as they are"."""
+    small, large = (build_toy_trace(ToySettings(dk=dk)).attention for dk in (4, 5))
+    for name in ("q", "k", "v"):
+        assert getattr(large, name).shape[1] == getattr(small, name).shape[1] + 1
+        np.testing.assert_array_equal(getattr(large, name)[:, :4], getattr(small, name))
+
+
+def test_scaling_and_softmax_keep_the_order_within_a_row():
+    """quiz.hint: the largest score gets the largest weight."""
+    for seed in SEEDS:
+        attention = build_toy_trace(ToySettings(seed=seed, text="a b c d e f")).attention
+        raw, weights = attention.raw_scores, attention.weights  # (n, m) each
+        np.testing.assert_array_equal(np.argsort(raw, axis=1), np.argsort(weights, axis=1))
+
+
+@pytest.mark.parametrize(("n", "m", "d_model"), [(11, 11, 64), (3, 7, 512)])
+def test_h_heads_do_as_many_score_multiplications_as_one_full_head(n, m, d_model):
+    """multi_head.cost.explain: h × (n·m·dk) = n·m·d_model, but h·n·m exponentials instead of n·m."""
+    for heads in (1, 2, 4, 8):
+        dk = d_model // heads
+        assert heads * (n * m * dk) == n * m * d_model
+        trace = build_toy_multihead(ToySettings(text=" ".join(f"w{i}" for i in range(m))), d_model, heads)
+        assert trace.attention.heads.weights.shape == (heads, m, m)  # one n × m weight matrix per head (n = m)
 
 
 # ------------------------------------------------------------ multi-head: head 1 = single
@@ -377,7 +417,8 @@ def _hue_family(rgb: tuple[float, float, float]) -> str:
     if saturation < 0.15 or lightness > 0.93:
         return "white"
     degrees = hue * 360
-    for name, (low, high) in {"orange": (15, 45), "yellow": (45, 75), "blue": (185, 255), "purple": (255, 320)}.items():
+    hues = {"orange": (15, 45), "yellow": (45, 75), "green": (75, 185), "blue": (185, 255), "purple": (255, 320)}
+    for name, (low, high) in hues.items():
         if low <= degrees < high:
             return name
     return "red" if degrees >= 320 or degrees < 15 else "other"
@@ -473,11 +514,24 @@ def test_the_quoted_false_phrases_are_gone():
     assert not found, found
 
 
-def test_the_mask_colours_named_in_the_text_are_fixed():
+def test_the_fixed_colours_named_in_the_text_are_those_drawn():
+    """Colours that do not follow the palette, and the sentences that name them."""
+    from attention_core.figures import cell, quiz, real_model, scaling
     from attention_core.figures.matrices import MASK_COLOURS
 
-    assert _hue_family(_rgb(MASK_COLOURS[1][1])) == "blue"
-    assert _hue_family(_rgb(MASK_COLOURS[0][1])) == "white"  # a light grey
+    named = {
+        "step_through: Blue cells of M may attend": (MASK_COLOURS[1][1], "blue"),
+        "step_through: grey cells may not": (MASK_COLOURS[0][1], "white"),  # a light grey
+        "follow_cell: positive (red bar)": (cell.POSITIVE, "red"),
+        "follow_cell: negative product (blue bar)": (cell.NEGATIVE, "blue"),
+        "quiz: green right": (quiz.GUESS_COLOURS[True], "green"),
+        "quiz: orange wrong": (quiz.GUESS_COLOURS[False], "orange"),
+        "real_model: the orange frame": (real_model.HIGHLIGHT, "orange"),
+        "why_sqrt_dk: the orange points (raw scores)": (scaling.UNSCALED_COLOUR, "orange"),
+        "why_sqrt_dk: the blue ones (scaled scores)": (scaling.SCALED_COLOUR, "blue"),
+    }
+    for sentence, (colour, family) in named.items():
+        assert _hue_family(_rgb(colour)) == family, sentence
 
 
 def test_the_compare_page_offers_no_causal_mask_in_cross_attention():
