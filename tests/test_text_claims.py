@@ -220,10 +220,11 @@ def test_with_q_equal_k_the_scaled_diagonal_is_about_root_dk(dk):
 
 def test_with_q_equal_k_each_token_keeps_most_weight_and_twins_share_it():
     """What the self-weight really is (the issue's "≈ 0.9 at dk = 64 and 512" is the row average
-    on the default sentence): a token that occurs once keeps ≈ 0.96 of its attention at dk = 64
-    (median over seeds) and all of it, to four decimals, at dk = 512; "The" and "the" share one
-    embedding, so each gets 0.5 of its own row. The average over the 11 tokens is (9 + 2·0.5)/11 ≈ 0.91."""
-    medians = {}
+    on the default sentence): over seeds 0–9, a token that occurs once keeps a median 0.99 (lowest
+    0.89) of its attention at dk = 64 and all of it, to four decimals, at dk = 512; "The" and "the"
+    share one embedding, so each gets 0.5 of its own row. The row average over the 11 tokens is
+    then (9 + 2·0.5)/11 ≈ 0.91 at dk = 512 (0.90 at dk = 64)."""
+    medians, lowest = {}, {}
     for dk in (64, 512):
         unique_self = []
         for seed in SEEDS:
@@ -233,9 +234,9 @@ def test_with_q_equal_k_each_token_keeps_most_weight_and_twins_share_it():
                 assert len(twice) == 2
                 np.testing.assert_allclose(np.diag(weights)[twice], 0.5, atol=1e-4)
                 assert self_diagonal(trace.attention).self_weight_mean == pytest.approx(10 / 11, abs=1e-3)
-        medians[dk] = float(np.median(unique_self))
-    assert medians[64] > 0.9
-    assert medians[512] > 0.9999
+        medians[dk], lowest[dk] = float(np.median(unique_self)), float(np.min(unique_self))
+    assert medians[64] > 0.95 and lowest[64] > 0.85
+    assert lowest[512] > 0.9999
 
 
 def test_the_step_through_states_the_self_weight_it_computes():
