@@ -543,3 +543,15 @@ def test_the_compare_page_offers_no_causal_mask_in_cross_attention():
     assert at.session_state["compare.b.mask"] == "none"
     at = run_app(page="compare")  # self-attention keeps the causal mask
     assert any(option.content == "Causal" for widget in at.get("button_group") for option in widget.proto.options)
+
+
+def test_the_checkpoint_is_about_ninety_megabytes():
+    """real_model.missing: "about 90 MB" (the installed checkpoint folder)."""
+    from attention_core.real_model import checkpoint
+
+    folder = checkpoint.locate_checkpoint()
+    if folder is None:
+        pytest.skip("the checkpoint is not installed")
+    size = sum(path.stat().st_size for path in Path(folder).rglob("*") if path.is_file())
+    assert 85e6 < size < 95e6, size
+    assert "90 MB" in strings("real_model.missing")["en"] and "90 MB" in strings("real_model.missing")["zh"]
