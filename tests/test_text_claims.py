@@ -294,6 +294,20 @@ def test_the_same_word_has_the_same_row_only_without_positional_encoding():
         assert np.array_equal(first, second) != positional
 
 
+def test_qk_is_asymmetric_with_projections_and_symmetric_without():
+    """stage.raw_scores.explain: with W_Q ≠ W_K, QKᵀ is not symmetric; stage.raw_scores.identity:
+    with Q = K = X it is XXᵀ, symmetric. And a key's length counts: doubling k_j doubles column j."""
+    for seed in SEEDS:
+        projected = build_toy_trace(ToySettings(seed=seed)).attention.raw_scores  # (n, n)
+        identity = build_toy_trace(ToySettings(seed=seed, projection="identity")).attention.raw_scores
+        assert not np.allclose(projected, projected.T)
+        np.testing.assert_allclose(identity, identity.T)
+    q, k, v = _example()
+    doubled = k.copy()
+    doubled[CAT] *= 2
+    np.testing.assert_allclose(_check_engine(q, doubled, v)["raw_scores"][:, CAT], 2 * (q @ k[CAT]))
+
+
 def test_raising_dk_adds_a_column_and_leaves_the_others():
     """stage.qkv.explain: "Raising dk adds a column to Q, K and V and leaves the others as they are"."""
     small, large = (build_toy_trace(ToySettings(dk=dk)).attention for dk in (4, 5))

@@ -1,6 +1,6 @@
 """Follow one cell (i, j) of scaled dot-product attention from q_i and k_j to output row i.
 
-    S_ij  = q_i · k_j = Σ_t q_it k_jt                      raw score: how similar query i is to key j
+    S_ij  = q_i · k_j = Σ_t q_it k_jt                      raw score: compatibility of query i with key j (unnormalised)
     S̃_ij  = S_ij · scale          (scale = 1/√dk)          scaled score
     S̃_ij  ← −∞ where the mask forbids (i, j)               masked score
     A_ij  = exp(S̃_ij − max_j' S̃_ij') / Σ_j' exp(S̃_ij' − max_j' S̃_ij')    softmax weight
