@@ -569,3 +569,21 @@ def test_the_checkpoint_is_about_ninety_megabytes():
     size = sum(path.stat().st_size for path in Path(folder).rglob("*") if path.is_file())
     assert 85e6 < size < 95e6, size
     assert "90 MB" in strings("real_model.missing")["en"] and "90 MB" in strings("real_model.missing")["zh"]
+
+
+def test_an_unreadable_checkpoint_is_explained_in_chinese_with_the_original_message_apart(monkeypatch):
+    """real_model.error.other: the sentence is translated; the library's own (English) message is
+    shown apart, labelled as such, never inside the Chinese sentence."""
+    from attention_core.real_model import checkpoint, forward
+
+    if checkpoint.locate_checkpoint() is None:
+        pytest.skip("the checkpoint is not installed")
+
+    def broken(*args, **kwargs):
+        raise checkpoint.CheckpointError("unreadable", "header too large for this file")
+
+    monkeypatch.setattr(forward, "run_sentence", broken)
+    at = run_app(page="real_model", lang="zh", text="an unreadable checkpoint, a sentence seen once")
+    assert [e.value for e in at.error] == [strings("real_model.error.other")["zh"]]
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("库给出的原始错误信息（英文）") and "header too large" in c for c in captions), captions
