@@ -11,8 +11,8 @@ from ui.url import load_url_once
 
 # A local favicon: a Material icon here would be fetched from a font CDN that classrooms may block.
 FAVICON = Image.open(Path(__file__).with_name("assets") / "favicon.png")
-st.set_page_config(page_title="Attention Explorer", page_icon=FAVICON, layout="wide")
-load_url_once()  # a shared link may set the language, which the page titles below need
+load_url_once()  # a shared link may set the language, which the tab and page titles below need
+st.set_page_config(page_title=t("app.title"), page_icon=FAVICON, layout="wide")
 
 PAGES = (
     # (file, string key of the title, icon (Streamlit ships the Material font: no CDN), URL path)

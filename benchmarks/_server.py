@@ -34,7 +34,7 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 720}
 
-TEXT_LABEL = "Sentence (keys and values)"
+TEXT_LABEL = "Sentence"  # the first text area so labelled: the query sentence (cross-attention) comes after it
 """The sidebar text area's English label."""
 DK_LABEL = "dk:"
 """The start of the dk slider's English label."""
@@ -300,4 +300,4 @@ def slider_locator(page, label: str = DK_LABEL):
 
 def text_area_locator(page, label: str = TEXT_LABEL):
     """The sidebar's sentence box (fill it, then press Control+Enter to apply)."""
-    return page.locator('[data-testid="stTextArea"]').filter(has_text=label).locator("textarea")
+    return page.locator('[data-testid="stTextArea"]').filter(has_text=label).first.locator("textarea")

@@ -9,7 +9,7 @@ from attention_core.figures.compare import difference_figure, weights_figure
 from attention_core.lessons.custom import changed_settings, weight_difference
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import figure_text
+from ui.display import colour_words, figure_text
 from ui.language import option_label, t
 from ui.settings import PROJECTIONS
 from ui.views import chart, escape_markdown, fully_masked_notice
@@ -59,8 +59,12 @@ def _on_preset(base: dict) -> None:
         st.session_state["compare.preset"] = None
 
 
-def side_controls(side: str) -> dict:
-    """One side's small set of controls; returns its choices."""
+def side_controls(side: str, cross: bool = False) -> dict:
+    """One side's small set of controls; returns its choices. In cross-attention there is no
+    causal mask (§3.2.3: encoder–decoder attention sees every input position)."""
+    masks = [mask for mask in MASKS if not (cross and mask == "causal")]
+    if st.session_state.get(f"compare.{side}.mask", masks[0]) not in masks:
+        st.session_state[f"compare.{side}.mask"] = masks[0]
     dk_column, seed_column = st.columns(2)
     mask_column, scaled_column = st.columns([5, 3], vertical_alignment="bottom")
     return {
@@ -72,7 +76,7 @@ def side_controls(side: str) -> dict:
         ),
         "mask": mask_column.segmented_control(
             t("control.mask"),
-            MASKS,
+            masks,
             format_func=option_label("compare.mask"),
             required=True,
             key=f"compare.{side}.mask",
@@ -133,7 +137,7 @@ for side, column in zip(SIDES, st.columns(2, gap="medium"), strict=True):
     with column:
         with st.container(border=True):
             st.markdown(f"**{t(f'compare.side.{side}')}**")
-            choices = side_controls(side)
+            choices = side_controls(side, cross=bool(settings.query_text.strip()))
         if choices["mask"] == "padding" and not settings.mask.padding:
             st.caption(t("compare.padding_hint"))
         side_traces[side] = trace_or_stop(side_settings(settings, choices))
@@ -177,4 +181,4 @@ chart(
     key="compare-difference",
     config={"displaylogo": False},
 )
-st.caption(t("compare.difference.explain"))
+st.caption(t("compare.difference.explain", **colour_words()))

@@ -1,5 +1,7 @@
 """Follow one cell (i, j): from q_i and k_j to its weight and its share of output row i."""
 
+import math
+
 import streamlit as st
 
 from attention_core.figures.cell import (
@@ -128,6 +130,8 @@ st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **names))
 st.subheader(t("follow_cell.step.scale.title"))
 st.latex(scale_latex(cell, settings.dk))
 st.markdown(t("follow_cell.step.scale.explain", dk=settings.dk, scale=cell.scale))
+if settings.projection == "identity" and not settings.query_text.strip():
+    st.caption(t("follow_cell.step.scale.identity", root=math.sqrt(settings.dk)))
 
 st.subheader(
     t(

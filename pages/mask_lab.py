@@ -26,13 +26,6 @@ NARROW_COLUMNS = 6  # two heatmaps side by side: beyond this many keys the cells
 SENTENCES_EXAMPLE = "I saw a cat. The cat saw me. It ran away."
 GRID_KEY = "mask_lab_custom"  # the custom grid (nested tuples of bools) as last seen
 GRID_VERSION_KEY = "mask_lab_grid_version"  # part of the editor's key: a new version drops its edits
-LATEX_SYMBOLS = {
-    "causal": r"M_{\text{causal}}",
-    "padding": r"M_{\text{pad}}",
-    "window": r"M_{\text{window}}",
-    "same_sentence": r"M_{\text{sentence}}",
-    "custom": r"M_{\text{custom}}",
-}
 
 
 # ----- callbacks (they run before the page, so they may set widget values) ------------------
@@ -189,9 +182,11 @@ def mask_combination(trace: ToyTrace, spec: MaskSpec) -> None:
     """The formula of the combination, a thumbnail of each part, and the combined mask itself."""
     parts = mask_parts(spec, trace.query_tokens, trace.key_tokens)
     if parts:
-        st.latex("M = " + r" \wedge ".join(LATEX_SYMBOLS[part.name] for part in parts))
+        # each part named in the current language: M = M_{causal} ∧ M_{pad} (M_{因果} ∧ M_{填充})
+        symbols = [rf"M_{{\text{{{t(f'mask_lab.symbol.{part.name}')}}}}}" for part in parts]
+        st.latex("M = " + r" \wedge ".join(symbols))
     else:
-        st.latex(r"M_{ij} = \text{True}\ \text{for every } i, j")
+        st.latex(r"M_{ij} = 1 \quad \forall\, i, j")
     text = figure_text()
     parts_column, combined_column = st.columns(2, gap="medium")
     with parts_column:

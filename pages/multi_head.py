@@ -18,7 +18,7 @@ from attention_core.toy_multihead import (
 )
 from ui.cache import memo
 from ui.controls import controls
-from ui.display import figure_style, figure_text
+from ui.display import colour_words, figure_style, figure_text
 from ui.i18n import translate
 from ui.language import language, option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view
@@ -27,10 +27,10 @@ MULTI_HEAD_MAX_TOKENS = 64  # longer input is cut (with a notice): every head's 
 
 HEAD_STAGES = [stage for stage in STAGES if stage.name != "embeddings"]  # X is shared by all heads
 STAGE_NAMES = [stage.name for stage in HEAD_STAGES]
-HEAD_QKV_FORMULA = r"Q_i = X W_i^Q,\quad K_i = X W_i^K,\quad V_i = X W_i^V"
+HEAD_QKV_FORMULA = r"Q_r = X W_r^Q,\quad K_r = X W_r^K,\quad V_r = X W_r^V"  # r: the head (i is a query)
 MULTI_HEAD_FORMULA = (
     r"\begin{gathered}\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O \\"
-    r"\mathrm{head}_i = \mathrm{Attention}(QW_i^Q,\ KW_i^K,\ VW_i^V)\end{gathered}"
+    r"\mathrm{head}_r = \mathrm{Attention}(QW_r^Q,\ KW_r^K,\ VW_r^V),\quad r = 1, \dots, h\end{gathered}"
 )
 DEFAULT_D_MODEL, DEFAULT_HEADS = 64, 8
 CHART_CONFIG = {"displaylogo": False}
@@ -88,7 +88,7 @@ def size_controls() -> tuple[int, int]:
     size_column, note_column = st.columns([5, 7], vertical_alignment="center")
     with size_column:
         size = head_size(d_model, num_heads)
-        st.latex(rf"d_k = d_v = \frac{{d_{{\text{{model}}}}}}{{h}} = \frac{{{d_model}}}{{{num_heads}}} = {size}")
+        st.latex(rf"d_k = d_v = \frac{{d_{{\mathrm{{model}}}}}}{{h}} = \frac{{{d_model}}}{{{num_heads}}} = {size}")
     note_column.caption(f"{t('multi_head.paper')} {t('multi_head.sidebar_note')}")
     return d_model, num_heads
 
@@ -103,6 +103,7 @@ def head_stage(stage, trace, head: int) -> None:
         dv=trace.attention.v.shape[-1],
         d_model=trace.settings.d_model,
         scale=trace.attention.scale,
+        **colour_words(),
     )
     if stage.name == "qkv":
         st.markdown(f"**{t('multi_head.stage.qkv.title', **values)}**")
@@ -151,7 +152,20 @@ def one_head(trace) -> None:
     head_stage(HEAD_STAGES[index], head_trace(trace, head), head)
     st.caption(t("multi_head.progress", head=head + 1, heads=trace.num_heads, number=index + 1, total=len(HEAD_STAGES)))
     if head == 0:
-        st.caption(t("multi_head.one_head.first_is_single", dk=trace.dk))
+        sidebar = trace.settings  # the sidebar's settings, which the step-through page uses
+        same = sidebar.d_model == trace.d_model and sidebar.dk == trace.dk and sidebar.projection == "random"
+        identity = t("multi_head.one_head.first_is_single.identity") if sidebar.projection == "identity" else ""
+        status = (
+            t("multi_head.one_head.first_is_single.now")
+            if same
+            else t(
+                "multi_head.one_head.first_is_single.differs",
+                sidebar_d_model=sidebar.d_model,
+                sidebar_dk=sidebar.dk,
+                projection=identity,
+            )
+        )
+        st.caption(t("multi_head.one_head.first_is_single", d_model=trace.d_model, dk=trace.dk) + " " + status)
 
 
 def combine(trace) -> None:

@@ -11,7 +11,7 @@ from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
 from ui.cache import memo
 from ui.controls import controls
-from ui.display import figure_text
+from ui.display import colour_words, figure_text
 from ui.language import option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view, token_picker
 
@@ -23,15 +23,27 @@ except ImportError:
 
 MAX_LENGTH = 64  # longest input drawn here, padding included: 72 heads of 64 × 64 are already 300 000 cells
 STAGE_NAMES = [stage.name for stage in STAGES]
-FORMULAS = {  # the real layer's own formulas where they differ from the paper's plain ones
-    "embeddings": r"X^{(1)} = \mathrm{LayerNorm}(E_{\text{word}} + E_{\text{position}} + E_{\text{segment}}),"
-    r"\qquad X^{(\ell+1)} = \mathrm{Layer}_\ell(X^{(\ell)})",
-    "qkv": r"Q_h = XW^Q_h + b^Q_h,\quad K_h = XW^K_h + b^K_h,\quad V_h = XW^V_h + b^V_h",
-}
-POOLING_FORMULA = (
-    r"e = \frac{\bar x}{\lVert \bar x \rVert},\qquad \bar x = \frac{1}{n_{\text{real}}}"
-    r"\sum_{i\ \text{real}} X^{(\text{last})}_i"
-)
+
+
+def formulas() -> dict[str, str]:
+    """The real layer's own formulas where they differ from the paper's plain ones; the words
+    in their subscripts follow the interface language."""
+    word, position, segment = (t(f"real_model.formula.{name}") for name in ("word", "position", "segment"))
+    return {
+        "embeddings": rf"X^{{(1)}} = \mathrm{{LayerNorm}}(E_{{\text{{{word}}}}} + E_{{\text{{{position}}}}}"
+        rf" + E_{{\text{{{segment}}}}}),\qquad X^{{(\ell+1)}} = \mathrm{{Layer}}_\ell(X^{{(\ell)}})",
+        "qkv": r"Q_h = XW^Q_h + b^Q_h,\quad K_h = XW^K_h + b^K_h,\quad V_h = XW^V_h + b^V_h",
+    }
+
+
+def pooling_formula(layers: int) -> str:
+    """Mean over the real tokens of the last layer's output X^(layers + 1), scaled to length 1."""
+    real = t("real_model.formula.real")
+    return (
+        rf"e = \frac{{\bar x}}{{\lVert \bar x \rVert}},\qquad \bar x = \frac{{1}}{{n_{{\text{{{real}}}}}}}"
+        rf"\sum_{{i\ \text{{{real}}}}} X^{{({layers + 1})}}_i"
+    )
+
 CHART_CONFIG = {"displaylogo": False}
 
 
@@ -132,7 +144,7 @@ def one_head(run, layer: int, head: int, hide_special: bool) -> None:
         st.subheader(t("real_model.stage.embeddings.title", layer=layer + 1))
     else:
         st.subheader(f"{t('real_model.chosen', layer=layer + 1, head=head + 1)} · {t(f'stage.{stage_name}.title')}")
-    st.latex(FORMULAS.get(stage_name, stage.formula))
+    st.latex(formulas().get(stage_name, stage.formula))
     stage_text(stage_name, view, run, layer)
     if hide_special and stage_name in ("weights", "output"):
         st.caption(t("real_model.hidden_note"))
@@ -266,7 +278,7 @@ head = head_column.segmented_control(
 )
 
 st.subheader(t("real_model.overview.title"))
-st.markdown(t("real_model.overview.explain"))
+st.markdown(t("real_model.overview.explain", **colour_words()))
 words = RealModelFigureText(
     layer=t("real_model.figure.layer"),
     head=t("real_model.figure.head"),
@@ -292,7 +304,7 @@ mask_trial(run, layer, head)
 st.divider()
 
 st.subheader(t("real_model.embedding.title"))
-st.latex(POOLING_FORMULA)
+st.latex(pooling_formula(config.num_layers))
 st.markdown(t("real_model.embedding.explain", real=run.encoding.real_length, d_model=config.d_model))
 chart(
     embedding_strip(run, text=words, title=t("real_model.embedding.figure", d_model=config.d_model)),

@@ -5,10 +5,11 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
+from attention_core.lessons.scaling import self_diagonal
 from ui.autoplay import autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import projector_mode
+from ui.display import colour_words, projector_mode
 from ui.language import option_label, t
 from ui.views import export_panel, fully_masked_notice, matrix_view
 
@@ -28,11 +29,17 @@ def _next_in_loop() -> None:
     st.session_state["stage"] = STAGE_NAMES[(index + 1) % len(STAGE_NAMES)]
 
 
+def is_cross(trace) -> bool:
+    """Whether the queries come from a second sentence (cross-attention)."""
+    return bool(trace.settings.query_text.strip())
+
+
 def stage_explanation(stage_name: str, trace) -> None:
     """The plain sentences under a stage's formula."""
     settings = trace.settings
     n, m = len(trace.query_tokens), len(trace.key_tokens)
     dk = settings.dk
+    identity_self = settings.projection == "identity" and not is_cross(trace)
     st.markdown(
         t(
             f"stage.{stage_name}.explain",
@@ -42,8 +49,23 @@ def stage_explanation(stage_name: str, trace) -> None:
             dv=trace.attention.v.shape[-1],
             d_model=trace.x_query.shape[-1],
             scale=trace.attention.scale,
+            **colour_words(),
         )
     )
+    if stage_name == "embeddings" and is_cross(trace):
+        st.caption(t("stage.embeddings.cross", n=n, m=m))
+    if stage_name == "raw_scores" and identity_self:
+        st.caption(t("stage.raw_scores.identity"))
+    if stage_name in ("scaled_scores", "weights") and identity_self:
+        diagonal = self_diagonal(trace.attention)
+        st.info(
+            t(
+                "stage.scaled_scores.identity",
+                root=math.sqrt(dk),
+                diagonal=diagonal.scaled_mean,
+                self_weight=diagonal.self_weight_mean,
+            )
+        )
     if stage_name == "qkv" and settings.projection == "identity":
         st.caption(t("stage.qkv.identity"))
     if stage_name == "scaled_scores" and not math.isclose(trace.attention.scale, 1 / math.sqrt(dk)):
@@ -57,11 +79,12 @@ def stage_explanation(stage_name: str, trace) -> None:
 def show_stage(stage, trace, key: str) -> None:
     """Title, formula, explanation and the stage's matrices side by side."""
     st.subheader(t(f"stage.{stage.name}.title"))
-    st.latex(stage.formula)
+    matrices = stage.matrices_for(is_cross(trace))
+    st.latex(stage.formula_for(is_cross(trace)))
     stage_explanation(stage.name, trace)
-    for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
+    for column, name in zip(st.columns(len(matrices)), matrices, strict=True):
         with column:
-            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=len(stage.matrices) > 1)
+            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=len(matrices) > 1)
 
 
 settings = controls()
@@ -116,4 +139,4 @@ else:
         autoplay(seconds, _next_in_loop)
     else:
         stop_autoplay_clock()
-    export_panel(trace, STAGES[index].matrices, key="step-export")
+    export_panel(trace, STAGES[index].matrices_for(is_cross(trace)), key="step-export")

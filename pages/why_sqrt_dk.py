@@ -221,7 +221,7 @@ with on_column:
         config=CHART,
     )
 fully_masked_notice(scaled_trace)
-st.caption(t("why_sqrt_dk.sentence.try"))
+st.caption(t("why_sqrt_dk.sentence.try.identity" if settings.projection == "identity" else "why_sqrt_dk.sentence.try"))
 
 st.subheader(t("why_sqrt_dk.temperature.title"))
 st.markdown(t("why_sqrt_dk.temperature.explain"))

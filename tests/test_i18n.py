@@ -62,3 +62,26 @@ def test_every_literal_key_used_in_the_code_exists():
         used |= set(re.findall(r'\bt\(\s*"([a-z_][\w.]*)"', path.read_text(encoding="utf-8")))
     missing = sorted(key for key in used if key not in strings)
     assert not missing, missing
+
+
+def test_chinese_uses_one_standard_term_for_each_thing():
+    """Issue 10 §2: 投影仪 for the projector (投影 alone names the W projections), 侧边栏 for the
+    sidebar, 标准差 for the standard deviation, 格子 for a matrix cell, 导出数据 for exports."""
+    strings = load_strings()
+    chinese = {key: entry["zh"] for key, entry in strings.items()}
+    assert "投影仪" in chinese["display.projector"]
+    assert chinese["export.title"] == "导出数据"
+    assert chinese["compare.reset"] == "恢复为侧边栏设置"
+    for key, text in chinese.items():
+        assert not re.search(r"侧栏", text), f"{key}: 侧栏 (use 侧边栏)"
+        assert "分布宽度" not in text, f"{key}: 分布宽度 (use 标准差)"
+        assert "单元格" not in text, f"{key}: 单元格 (a matrix cell is 格子)"
+        assert "保持在 1 左右" not in text, f"{key}: the scores are not kept around 1, their standard deviation is"
+        assert "第 {query_token} 行" not in text, f"{key}: write {{query_token}} 所在行"
+        assert "采样的查询" not in text, f"{key}: 随机抽取的一个查询"
+
+
+def test_chinese_formula_words_are_translated():
+    """Words inside formulas (\\text{…}) come from the strings, so they follow the language."""
+    for key in ("real_model.formula.word", "real_model.formula.position", "real_model.formula.segment"):
+        assert re.search(r"[\u4e00-\u9fff]", translate(key, "zh")), key

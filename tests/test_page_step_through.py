@@ -142,7 +142,7 @@ def test_switching_language_keeps_the_settings():
     at.segmented_control(key="lang").set_value("zh").run()
     assert at.slider(key="dk").value == 12
     assert at.segmented_control(key="stage").value == "weights"
-    assert "Softmax 权重" in at.subheader[0].value
+    assert "注意力权重 A" in at.subheader[0].value
     np.testing.assert_allclose(
         heatmap_z(_spec_of(at, "weights")), build_toy_trace(ToySettings(text="a b c d", dk=12)).attention.weights
     )

@@ -68,7 +68,7 @@ def test_a_link_seeds_the_settings_and_the_drawn_matrices():
     expected = build_toy_trace(ToySettings(text="the cat saw the dog", dk=5, mask=MaskSpec(causal=True))).attention
     drawn = heatmap_z(plotly_specs(at)[0])
     np.testing.assert_allclose(drawn[expected.mask], expected.weights[expected.mask])
-    assert "Softmax 权重" in at.subheader[0].value
+    assert "注意力权重 A" in at.subheader[0].value
 
 
 def test_bad_link_values_show_a_notice_and_never_a_traceback():

@@ -75,16 +75,20 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
     dk = sidebar.slider(
         t("control.dk"), 1, MAX_DIM, DEFAULTS.dk, key="dk", help=t("control.dk.help"), persist_state="session"
     )
+    # §3.2.3: the causal mask belongs to decoder self-attention; encoder–decoder attention sees every input position
+    mask_kinds = [kind for kind in MASK_KINDS if not (cross and kind == "causal")]
+    if st.session_state.get("mask_kind", mask_kinds[0]) not in mask_kinds:
+        st.session_state["mask_kind"] = mask_kinds[0]
     mask_kind = sidebar.radio(
         t("control.mask"),
-        MASK_KINDS,
+        mask_kinds,
         format_func=option_label("mask"),
         horizontal=True,
         key="mask_kind",
         persist_state="session",
     )
     padding: tuple[int, ...] = ()
-    if mask_kind == "causal" and cross:
+    if cross:
         sidebar.caption(t("control.mask.causal_cross"))
     if mask_kind == "padding":
         labels = token_labels(tokenize(text[:MAX_TEXT_CHARS])[:max_tokens])  # the tokens the page will use

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core.figures import PALETTES, PROJECTOR, FigureStyle, FigureText
+from attention_core.figures import PALETTE_COLOURS, PALETTES, PROJECTOR, FigureStyle, FigureText
 
 from .language import option_label, t
 from .settings import DISPLAY_MODES
@@ -70,5 +70,14 @@ def figure_text() -> FigureText:
         block_max=t("figure.block_max"),
         block_mean=t("figure.block_mean"),
         blocks=t("figure.blocks"),
+        labels=tuple((name, t(f"matrix.{name}")) for name in ("masked_scores", "weights")),
     )
+
+
+def colour_words() -> dict[str, str]:
+    """The colours of the active palette, named in the current language: ``negative``, ``zero``
+    and ``positive`` for signed matrices, ``low`` and ``high`` for weights (placeholders of
+    sentences that describe a heatmap's colours)."""
+    names = PALETTE_COLOURS[figure_style().palette]
+    return {role: t(f"colour.{name}") for role, name in names.items()}
 

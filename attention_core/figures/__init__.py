@@ -7,6 +7,7 @@ One submodule per subject; every figure the app draws is built here, never in a 
 from .matrices import (
     DIVERGING,
     MAX_DRAWN_SIDE,
+    PALETTE_COLOURS,
     PALETTES,
     PROJECTOR,
     SEQUENTIAL,
@@ -23,6 +24,7 @@ __all__ = [
     "DIVERGING",
     "MAX_DRAWN_SIDE",
     "PALETTES",
+    "PALETTE_COLOURS",
     "PROJECTOR",
     "SEQUENTIAL",
     "FigureStyle",

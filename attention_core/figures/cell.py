@@ -1,7 +1,7 @@
 """Figures and formulas for following one cell (i, j), built from a `CellTrace`.
 
 Every bar drawn here is a number of the record, unchanged: q_i and k_j, their products,
-exp(S̃ − max) for row i, and the contributions w_ij' · v_j' stacked into output row i.
+exp(S̃ − max) for row i, and the contributions A_ij' · v_j' stacked into output row i.
 The formulas are LaTeX strings with the record's numbers filled in (rounded for reading).
 
 Colours: q_i and k_j are orange and bluish green (Okabe–Ito, colour-blind safe); signed
@@ -130,7 +130,7 @@ def product_bars(cell: CellTrace, *, title: str = "", text: CellFigureText = Cel
 
 def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
                  text: CellFigureText = CellFigureText()) -> go.Figure:
-    """exp(S̃_ij' − max) for every key j' of row i; labels are the weights w_ij'.
+    """exp(S̃_ij' − max) for every key j' of row i; labels are the weights A_ij'.
 
     The picked key is dark blue; masked keys are 0 and marked with ×. Dividing every bar
     by the row sum gives the weights, so the bars also show the weights' proportions.
@@ -178,7 +178,7 @@ def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
 
 def contribution_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
                       text: CellFigureText = CellFigureText()) -> go.Figure:
-    """Output row i as stacked contributions w_ij' · v_j', one colour per key j'.
+    """Output row i as stacked contributions A_ij' · v_j', one colour per key j'.
 
     Positive contributions stack upwards and negative ones downwards (Plotly's relative
     bar mode), so each stack's net height is the output feature; black diamonds mark
@@ -289,18 +289,18 @@ def mask_latex(cell: CellTrace) -> str:
         return rf"M_{{ij}} = 1 \;\Rightarrow\; \tilde S_{{ij}} = {_number(cell.scaled_score, 4)}"
     return (
         r"M_{ij} = 0 \;\Rightarrow\; \tilde S_{ij} \leftarrow -\infty"
-        r"\;\Rightarrow\; e^{-\infty} = 0 \;\Rightarrow\; w_{ij} = 0"
+        r"\;\Rightarrow\; e^{-\infty} = 0 \;\Rightarrow\; A_{ij} = 0"
     )
 
 
 def softmax_latex(cell: CellTrace) -> str:
-    """w_ij = exp(S̃_ij − max) / Σ_j' exp(S̃_ij' − max), with the row's numbers."""
+    """A_ij = exp(S̃_ij − max) / Σ_j' exp(S̃_ij' − max), with the row's numbers."""
     general = (
-        r"w_{ij} = \frac{e^{\tilde S_{ij} - \max_{j'} \tilde S_{ij'}}}"
+        r"A_{ij} = \frac{e^{\tilde S_{ij} - \max_{j'} \tilde S_{ij'}}}"
         r"{\sum_{j'} e^{\tilde S_{ij'} - \max_{j'} \tilde S_{ij'}}}"
     )
     if cell.fully_masked:
-        return general + r" \;\rightarrow\; \frac{0}{0} \;\Rightarrow\; w_{ij} := 0"
+        return general + r" \;\rightarrow\; \frac{0}{0} \;\Rightarrow\; A_{ij} := 0"
     exp_terms = [_number(value) for value in cell.exp_row]
     if not cell.allowed:
         numerator = r"e^{-\infty}"
@@ -313,10 +313,10 @@ def softmax_latex(cell: CellTrace) -> str:
 
 
 def output_latex(cell: CellTrace) -> str:
-    """o_i = Σ_j' w_ij' v_j' with the weights written out; the picked key's term boxed."""
+    """o_i = Σ_j' A_ij' v_j' with the weights written out; the picked key's term boxed."""
     terms = []
     for key, weight in enumerate(cell.weights_row):
         term = rf"{_number(weight)}\,v_{{{key}}}"
         terms.append(rf"\boxed{{{term}}}" if key == cell.j else term)
-    return rf"o_i = \sum_{{j'}} w_{{ij'}}\, v_{{j'}} = {_abbreviated(terms, cell.j)}"
+    return rf"o_i = \sum_{{j'}} A_{{ij'}}\, v_{{j'}} = {_abbreviated(terms, cell.j)}"
 

@@ -22,6 +22,7 @@ __all__ = [
     "DIVERGING",
     "MAX_DRAWN_SIDE",
     "PALETTES",
+    "PALETTE_COLOURS",
     "PROJECTOR",
     "SEQUENTIAL",
     "FigureStyle",
@@ -40,6 +41,8 @@ SEQUENTIAL = "Blues"
 MASK_COLOURS = ((0.0, "#d9d9d9"), (1.0, "#2166ac"))
 """Mask: grey = masked, blue = may attend."""
 MASKED_GREY = "#d9d9d9"
+CROSS_QUERY_LABEL = "X → Q"
+"""Title of the query sentence's X in cross-attention (beside ``X → K, V``)."""
 
 MAX_CELLS_WITH_NUMBERS = 400
 """Numbers are printed inside cells only up to this many cells (text is slow to draw)."""
@@ -54,6 +57,18 @@ PALETTES: dict[str, tuple[str, str]] = {
     "purple-orange": ("PuOr_r", "Cividis"),
     "viridis": ("PuOr_r", "Viridis"),
 }
+
+PALETTE_COLOURS: dict[str, dict[str, str]] = {
+    # name: the colour at each end (and the middle) of its scales, so that a sentence can say
+    # "red is positive" under one palette and "orange is positive" under another
+    "blue-red": {"negative": "blue", "zero": "white", "positive": "red", "low": "white", "high": "dark_blue"},
+    "purple-orange": {
+        "negative": "purple", "zero": "white", "positive": "orange", "low": "dark_blue", "high": "yellow",
+    },
+    "viridis": {"negative": "purple", "zero": "white", "positive": "orange", "low": "dark_purple", "high": "yellow"},
+}
+"""Colour names (keys ``colour.<name>`` of the UI strings) of each palette: negative / zero /
+positive for the diverging scale of signed matrices, low (0) / high (1) for the weights."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,9 @@ class FigureText:
     block_max: str = "largest value"
     block_mean: str = "mean"
     blocks: str = "each cell: {how} of a block of {rows} × {columns}"
+    labels: tuple[tuple[str, str], ...] = ()
+    """(matrix name, title label) pairs replacing `MatrixInfo.label` in titles, for labels
+    that contain words (``mask(QKᵀ/√dₖ)``); a tuple so that the text stays hashable."""
 
 
 def plain_label(label: str) -> str:
@@ -300,7 +318,8 @@ def heatmap(
     """The heatmap of the recorded matrix `name` of a toy trace, labelled by tokens.
 
     Rows are query tokens (or key tokens for K and V); columns are key tokens for n × m
-    matrices and feature dimensions otherwise. Score and weight matrices mark masked cells.
+    matrices and feature dimensions otherwise. Masked cells are marked only from the mask
+    stage on (`MatrixInfo.marks_masked`): QKᵀ and QKᵀ/√dk hold a score for every pair.
     `window` = (rows, columns) slices draws only that part, cell by cell (the zoom).
     """
     info = MATRICES[name]
@@ -308,8 +327,11 @@ def heatmap(
     axis_titles = {"query": text.query, "key": text.key, "dim": text.feature}
     values = trace.matrix(name)
     masked = None
-    if info.columns == "key" and name != "mask":
+    if info.marks_masked:
         masked = ~np.asarray(trace.attention.mask)
+    label = dict(text.labels).get(name, info.label)
+    if name == "x_query" and trace.settings.query_text.strip():  # cross-attention: this X gives Q only
+        label = CROSS_QUERY_LABEL
     if window is not None:
         row_window, column_window = window
         values = values[row_window, column_window]
@@ -323,7 +345,7 @@ def heatmap(
         masked=masked,
         row_title=axis_titles[info.rows],
         column_title=axis_titles[info.columns],
-        title=f"{info.label}   {values.shape[0]}×{values.shape[1]}" if title is None else title,
+        title=f"{label}   {values.shape[0]}×{values.shape[1]}" if title is None else title,
         text=text,
         show_numbers=show_numbers,
         style=style,

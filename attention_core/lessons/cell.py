@@ -1,10 +1,10 @@
 """Follow one cell (i, j) of scaled dot-product attention from q_i and k_j to output row i.
 
-    S_ij  = q_i · k_j = Σ_t q_it k_jt                      raw score: how similar query i is to key j
+    S_ij  = q_i · k_j = Σ_t q_it k_jt                      raw score: compatibility of query i with key j (unnormalised)
     S̃_ij  = S_ij · scale          (scale = 1/√dk)          scaled score
     S̃_ij  ← −∞ where the mask forbids (i, j)               masked score
-    w_ij  = exp(S̃_ij − max_j' S̃_ij') / Σ_j' exp(S̃_ij' − max_j' S̃_ij')    softmax weight
-    o_i   = Σ_j w_ij v_j                                   output row i
+    A_ij  = exp(S̃_ij − max_j' S̃_ij') / Σ_j' exp(S̃_ij' − max_j' S̃_ij')    softmax weight
+    o_i   = Σ_j A_ij v_j                                   output row i
 
 `follow_cell` reads the records of an `AttentionTrace` (Q, K, V, the mask, the scale and
 row i of the masked scores) and redoes the computation for one cell, one small step at a
@@ -70,17 +70,17 @@ class CellTrace:
     weights_row: np.ndarray
     """exp_row / row_sum, (m,): the softmax weights of row i (all 0 if fully masked)."""
     weight: float
-    """weights_row[j] = w_ij: the share of query i's attention that goes to key j."""
+    """weights_row[j] = A_ij: the share of query i's attention that goes to key j."""
     v: np.ndarray
     """Values V, (m, dv): row j' is what key token j' hands over."""
     contributions: np.ndarray
-    """weights_row[:, None] * v, (m, dv): row j' is key j''s share w_ij' · v_j' of the output."""
+    """weights_row[:, None] * v, (m, dv): row j' is key j''s share A_ij' · v_j' of the output."""
     output_row: np.ndarray
     """Σ_j' contributions[j'] = o_i, (dv,): row i of the attention output."""
 
     @property
     def contribution(self) -> np.ndarray:
-        """The picked key's share of the output, w_ij · v_j, (dv,)."""
+        """The picked key's share of the output, A_ij · v_j, (dv,)."""
         return self.contributions[self.j]
 
 

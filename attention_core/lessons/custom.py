@@ -233,8 +233,8 @@ EXAMPLES: dict[str, CellExample] = {
             feature_names=("animal", "furry", "wheels"),
             value_names=("cuddly", "speed"),
         ),
-        # The same story with every number ten times larger: the scores grow tenfold and
-        # softmax puts almost all the weight on one key.
+        # The same story with every number ten times larger: Q and K are both ×10, so every
+        # score is ×100, and softmax puts almost all the weight on one key.
         CellExample(
             "loud",
             q=((10, 20, 0), (0, -10, 20)),

@@ -5,7 +5,8 @@
 The paper's argument: dot products of random vectors grow like √dk, so for large dk the
 softmax sees scores tens of units apart, puts nearly all weight on one key, and its
 derivative (the Jacobian diag(p) − p pᵀ) almost vanishes, so little gradient flows back.
-Dividing by √dk brings the scores back to unit spread whatever dk is.
+Dividing by √dk brings the scores' standard deviation back to 1 whatever dk is (they stay
+centred on 0).
 
 Every number here is *measured*: queries and keys are drawn with a given seed and the
 weights come from `scaled_dot_product_attention` (``scale=1.0`` for "unscaled",
@@ -32,12 +33,14 @@ __all__ = [
     "DotProductSample",
     "DotProductSpread",
     "ScalingSweep",
+    "SelfDiagonal",
     "attention_entropy",
     "dot_product_spread",
     "log_dk_steps",
     "sample_attention_pair",
     "sample_dot_products",
     "scaling_sweep",
+    "self_diagonal",
     "softmax_jacobian",
     "softmax_scale",
     "sweep_index",
@@ -345,3 +348,36 @@ def sweep_index(sweep: ScalingSweep, dk: int) -> int:
     if positions.size == 0:
         raise ValueError(f"dk = {dk} is not in the sweep; measured: {sweep.dks.tolist()}")
     return int(positions[0])
+
+
+# ---------------------------------------------------------------- Q = K = V = X: the diagonal
+
+
+@dataclass(frozen=True)
+class SelfDiagonal:
+    """What self-attention does to each token's score with itself (the diagonal of an n × n trace).
+
+    With Q = K = V = X, q_i · q_i = ‖x_i‖² ≈ dk for unit-variance components, so the scaled
+    diagonal is ≈ √dk while the other scores keep a standard deviation near 1: the division by
+    √dk does not stop the softmax from piling the weight on the diagonal.
+    """
+
+    scaled_mean: float
+    """Mean of the scaled scores' diagonal, q_i · k_i / √dk."""
+    off_diagonal_std: float
+    """Standard deviation of the other scaled scores (nan below two tokens)."""
+    self_weight_mean: float
+    """Mean of the weights' diagonal A_ii: on average, how much of its attention a token keeps."""
+
+
+def self_diagonal(attention: AttentionTrace) -> SelfDiagonal:
+    """The diagonal summary of a self-attention trace (square: the queries are the keys)."""
+    scaled, weights = np.asarray(attention.scaled_scores), np.asarray(attention.weights)  # (n, n), (n, n)
+    if scaled.shape[0] != scaled.shape[1]:
+        raise ValueError(f"self-attention has as many queries as keys; got scores of shape {scaled.shape}")
+    off_diagonal = scaled[~np.eye(scaled.shape[0], dtype=bool)]  # (n·(n−1),)
+    return SelfDiagonal(
+        scaled_mean=float(np.diag(scaled).mean()),
+        off_diagonal_std=float(off_diagonal.std()) if off_diagonal.size > 1 else float("nan"),
+        self_weight_mean=float(np.diag(weights).mean()),
+    )

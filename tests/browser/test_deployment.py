@@ -128,7 +128,7 @@ def _keys_reaching_each_replica(url: str, access_log: Path, upstreams: set[str])
 
 
 def _type_sentence(page, sentence: str) -> None:
-    box = page.get_by_role("textbox", name="Sentence (keys and values)", exact=True)
+    box = page.get_by_role("textbox", name="Sentence", exact=True)
     box.fill(sentence)
     box.press("Control+Enter")  # a text area commits on Ctrl+Enter (or on blur)
 

@@ -59,7 +59,7 @@ def test_page_switches_keep_the_shared_settings(page):
     wait_for_app(page)
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:")
     assert slider.locator("input[type=range]").input_value() == "5"
-    assert page.get_by_role("textbox", name="Sentence (keys and values)").input_value() == "one two three four"
+    assert page.get_by_role("textbox", name="Sentence", exact=True).input_value() == "one two three four"
     page.get_by_role("link", name="Step through").click()
     page.get_by_text("Tokens and embeddings X").first.wait_for()
     wait_for_app(page)

@@ -22,7 +22,7 @@ from attention_core import ToySettings, token_labels, tokenize
 from attention_core.figures import MAX_DRAWN_SIDE
 from ui.url import MAX_URL_TEXT
 
-TEXT_AREA = "Sentence (keys and values)"
+TEXT_AREA = "Sentence"
 PWNED = "window.__pwned=1"
 
 TYPED = {

@@ -26,7 +26,7 @@ def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
     page.get_by_text("6 · softmax", exact=True).click()
     page.wait_for_timeout(500)
     page.get_by_text("中文", exact=True).click()
-    page.get_by_text("Softmax 权重 A").first.wait_for(timeout=20_000)
+    page.get_by_text("Softmax 注意力权重 A").first.wait_for(timeout=20_000)
     wait_for_app(page)
     page.wait_for_timeout(1000)  # the URL is written at the end of the run
     page.get_by_text("本视图的链接").click()
@@ -38,7 +38,7 @@ def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
     other = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
     other.goto(link)
     wait_for_app(other)
-    other.get_by_text("Softmax 权重 A").first.wait_for(timeout=20_000)
+    other.get_by_text("Softmax 注意力权重 A").first.wait_for(timeout=20_000)
     assert _drawn(other) == expected
     assert other.get_by_role("button", name="下一步 →").is_visible()
     other.context.close()
