@@ -83,7 +83,7 @@ def projection_panel(trace: ToyTrace) -> None:
             for tab, (name, x, w, labels, names) in zip(st.tabs(TAB_LABELS), sides, strict=True):
                 with tab:
                     figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
-                    chart(figure, key=f"projection-{name}")
+                    chart(figure, key=f"projection-{name}-xw")
         pair = most_asymmetric_pair(trace.attention.raw_scores)
         if pair is not None:
             labels = trace.query_labels
