@@ -13,6 +13,7 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text
 from ui.language import option_label, t
+from ui.lesson_views import attention_use_buttons, attention_use_note
 from ui.views import chart, escape_markdown, matrix_view
 
 MASK_LAB_MAX_TOKENS = 64  # longer input is cut (with a notice): the hand-drawn grid has one checkbox per cell
@@ -282,8 +283,10 @@ else:
     sidebar_kind = "causal" if settings.mask.causal else "padding"
     st.info(t("mask_lab.replaces_sidebar.active", kind=t(f"mask.{sidebar_kind}")))
 
+attention_use_buttons(base)
 spec = preset_controls(base)
 trace = trace_or_stop(dataclasses.replace(settings, mask=spec))
+attention_use_note(trace, spec)
 
 st.subheader(t("mask_lab.combination.title"))
 mask_combination(trace, spec)

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention_core import ToyTrace
+from attention_core import MaskSpec, ToyTrace
 from attention_core.figures.lessons import MAX_PROJECTION_SIDE, projection_figure
 from attention_core.lessons.first_example import bmatrix, first_example, worked_row
-from attention_core.lessons.mask_lab import attention_use
+from attention_core.lessons.mask_lab import ATTENTION_USES, attention_use, mask_parts, use_of_parts
 from attention_core.lessons.projections import most_asymmetric_pair, self_weight
 
 from .display import figure_style, figure_text
 from .language import t
 from .views import chart, escape_markdown, token_picker
 
+DECODER_EXAMPLE = "猫坐在垫子上。"
+"""The decoder's sentence loaded by the encoder–decoder button when none is typed (the bundled
+translation example's target)."""
 REAL_MODEL_PAGE = "pages/real_model.py"
 MASK_LAB_PAGE = "pages/mask_lab.py"
 TAB_LABELS = ("Q = X · W^Q", "K = X · W^K", "V = X · W^V")
@@ -134,3 +137,36 @@ def mask_uses_note(trace: ToyTrace) -> None:
 def output_next_note() -> None:
     """One line on what follows AV in a real transformer layer."""
     st.caption(t("output.next"))
+
+
+def _apply_use(name: str, key_count: int) -> None:
+    """Callback: switch the mask lab (and the sidebar's self/cross choice) to one of the paper's uses."""
+    use = ATTENTION_USES[name]
+    st.session_state["mask_lab_presets"] = list(use.parts)
+    chosen = [p for p in st.session_state.get("mask_lab_pad", []) if 0 <= p < key_count]
+    st.session_state["mask_lab_pad"] = chosen or [key_count - 1]  # the last key plays a padding token
+    st.session_state["cross"] = use.cross
+    if use.cross and not str(st.session_state.get("query_text", "")).strip():
+        st.session_state["query_text"] = DECODER_EXAMPLE
+
+
+def attention_use_buttons(base: ToyTrace) -> None:
+    """One button for each of the paper's three uses of attention (§3.2.3), in the mask lab."""
+    st.markdown(f"**{t('uses.lab.title')}**")
+    st.caption(t("uses.lab.explain"))
+    for column, name in zip(st.columns(len(ATTENTION_USES)), ATTENTION_USES, strict=True):
+        column.button(
+            t(f"uses.button.{name}"),
+            key=f"mask_lab_use_{name}",
+            on_click=_apply_use,
+            args=(name, len(base.key_tokens)),
+            width="stretch",
+        )
+
+
+def attention_use_note(trace: ToyTrace, spec: MaskSpec) -> None:
+    """Name the paper's use of attention that the mask lab's masks are, when they are one."""
+    parts = [part.name for part in mask_parts(spec, trace.query_tokens, trace.key_tokens)]
+    use = use_of_parts(parts, trace.is_cross_attention)
+    if use is not None:
+        st.caption(t("uses.lab.active", use=t(f"uses.use.{use}")))
