@@ -4,10 +4,9 @@ and what goes wrong without it (a repeated word gets identical rows)."""
 import pandas as pd
 import streamlit as st
 
-from attention_core import InputError
 from attention_core.figures import matrix_heatmap
 from attention_core.lessons.positional import positional_lesson, sinusoids, wavelengths
-from ui.cache import memo
+from ui.cache import memo, trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text
 from ui.language import t
@@ -15,6 +14,7 @@ from ui.settings import DEFAULTS
 from ui.views import chart, escape_markdown
 
 SINUSOID_POSITIONS = 64  # positions drawn in the sinusoid heatmap: enough to see the slow columns move
+POSITIONAL_MAX_TOKENS = 128  # longer input is cut (with a notice): rows of E and X beyond are unreadable
 NARROW_COLUMNS = 6  # three heatmaps side by side: beyond this many columns the cells are too narrow for numbers
 
 
@@ -22,19 +22,16 @@ def _load_repeated_example() -> None:
     st.session_state["text"] = DEFAULTS.text  # "The cat sat on the mat …": "The" and "the"
 
 
-settings = controls()
+settings = controls(max_tokens=POSITIONAL_MAX_TOKENS)
 st.title(t("page.positional"))
 st.markdown(t("positional.intro"))
 st.latex(
-    r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{\mathrm{model}}}}\right),\qquad"
+    r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_{\mathrm{model}}}}\right),\qquad "
     r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d_{\mathrm{model}}}}\right),\qquad X = E + PE"
 )
 
-try:
-    lesson = memo(positional_lesson, settings)
-except InputError as problem:
-    st.info(t(f"error.{problem.code}", **problem.details))
-    st.stop()
+trace_or_stop(settings)  # says what was cut, or explains input to fix and stops
+lesson = memo(positional_lesson, settings)
 width = lesson.x.shape[1]
 n = len(lesson.labels)
 text = figure_text()
