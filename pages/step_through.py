@@ -96,7 +96,7 @@ view = view_column.segmented_control(
 st.caption(t("app.tagline"))
 first_example_panel()
 trace = trace_or_stop(settings)
-untrained_note(key="step")
+untrained_note()
 highlight = highlight_controls(trace)
 
 if view == "overview":

@@ -48,12 +48,10 @@ def first_example_panel() -> None:
         st.caption(t("first.next"))
 
 
-def untrained_note(key: str) -> None:
+def untrained_note() -> None:
     """Say that the toy weights are random and untrained, with a link to a trained model."""
-    note_column, link_column = st.columns([3, 1], vertical_alignment="center")
-    note_column.caption(t("untrained.note"))
-    with link_column:
-        st.page_link(REAL_MODEL_PAGE, label=t("untrained.link"), icon=":material/neurology:")
+    st.caption(t("untrained.note"))
+    st.page_link(REAL_MODEL_PAGE, label=t("untrained.link"), icon=":material/neurology:")
 
 
 def projection_panel(trace: ToyTrace) -> None:
@@ -125,13 +123,11 @@ def mask_uses_note(trace: ToyTrace) -> None:
     """The paper's three uses of attention and their masks, which one the settings are, and the lab."""
     st.markdown(t("uses.explain"))
     use = attention_use(trace.settings.mask.causal, trace.is_cross_attention)
-    note_column, link_column = st.columns([3, 1], vertical_alignment="center")
     if use is None:
-        note_column.caption(t("uses.cross_causal"))
+        st.caption(t("uses.cross_causal"))
     else:
-        note_column.caption(t("uses.current", use=t(f"uses.use.{use}")))
-    with link_column:
-        st.page_link(MASK_LAB_PAGE, label=t("uses.link"), icon=":material/theater_comedy:")
+        st.caption(t("uses.current", use=t(f"uses.use.{use}")))
+    st.page_link(MASK_LAB_PAGE, label=t("uses.link"), icon=":material/theater_comedy:")
 
 
 def output_next_note() -> None:

@@ -48,7 +48,7 @@ def projection_figure(
         rows=1,
         cols=3,
         column_widths=[d_model + 6, width + 2, width + 6],  # room for the token labels
-        horizontal_spacing=0.06,
+        horizontal_spacing=0.09,
         subplot_titles=titles,
     )
     show_numbers = max(n, d_model) * max(width, d_model) <= style.max_cells_with_numbers // 2
@@ -70,8 +70,12 @@ def projection_figure(
             heat.update(texttemplate="%{z:.1f}", textfont={"size": max(style.font_size - 2, 8)})
         figure.add_trace(go.Heatmap(**heat), row=1, col=column)
         figure.update_xaxes(type="category", tickangle=-45 if len(x_labels) > 6 else 0, row=1, col=column)
-        figure.update_yaxes(type="category", autorange="reversed", row=1, col=column)
     tallest = max(n, d_model)
+    for column, rows_drawn in enumerate((n, d_model, n), start=1):
+        # top-aligned panels whose heights follow their row counts: every cell is the same size
+        figure.update_yaxes(
+            type="category", autorange="reversed", domain=[1 - rows_drawn / tallest, 1], row=1, col=column
+        )
     figure.update_layout(
         height=120 + 4 * style.font_size + tallest * min(style.row_height, max(12, 560 // tallest)),
         margin={"l": 10, "r": 10, "t": 30 + 2 * style.font_size, "b": 10},
