@@ -52,3 +52,14 @@ def test_softmax_and_output_by_hand():
 def test_formulas_print_integers_plainly():
     assert bmatrix(np.array([[4.0, 0.0], [0.5, 2.0]])) == r"\begin{bmatrix}4 & 0 \\ 0.50 & 2\end{bmatrix}"
     assert dot_product_terms(first_example(), 0, 0) == r"1\cdot2 + 0\cdot0 + 1\cdot2 + 0\cdot0 = 4"
+
+
+def test_the_readme_numbers_are_the_example_s():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    attention = first_example().attention
+    first_row = ", ".join(f"{value:g}" for value in attention.raw_scores[0])
+    scaled_row = ", ".join(f"{value:g}" for value in attention.scaled_scores[0])
+    weights = " / ".join(f"{value:.2f}" for value in attention.weights[0])
+    assert f"scores ({first_row}) ÷ √4 = ({scaled_row}), softmax {weights}" in readme

@@ -77,3 +77,13 @@ def test_without_pe_word_order_only_reorders_the_outputs():
     np.testing.assert_allclose(forward.attention.output[[2, 1, 0]], backward.attention.output, atol=1e-12)
     with_pe = [build_toy_trace(ToySettings(text=text, positional=True)) for text in ("dog bites man", "man bites dog")]
     assert not np.allclose(with_pe[0].attention.output[[2, 1, 0]], with_pe[1].attention.output)
+
+
+def test_the_readme_numbers_are_measured():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| **Positional encoding**"))
+    assert f"{round(2 * math.pi * 10000 ** (14 / 16)):,} at d_model = 16" in row
+    pair = positional_lesson(ToySettings()).repeated[0]
+    assert f"rows {pair.x_distance_with:.2f} apart (outputs {pair.output_distance_with:.2f} apart)" in row
