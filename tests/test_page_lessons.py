@@ -195,3 +195,11 @@ def test_the_output_stage_says_what_follows_in_a_real_layer(lang):
     at = run_app(stage="output", lang=lang)
     text = _captions(at)
     assert "W^O" in text and "LayerNorm" in text and "§3.3" in text
+
+
+@pytest.mark.parametrize("page", ["follow_cell", "mask_lab", "multi_head", "compare", "quiz"])
+def test_every_page_drawing_toy_weights_says_they_are_untrained(page):
+    at = run_app(page=page)
+    assert "**random, untrained**" in _captions(at)
+    # AppTest names the target by URL path ("real-model") or, after a page switch, by file ("real_model")
+    assert {"real-model", "real_model"} & {link.proto.page for link in at.get("page_link")}
