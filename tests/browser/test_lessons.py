@@ -65,9 +65,11 @@ def test_a_link_with_a_highlight_outlines_the_cell_and_its_rows(page):
 def test_the_qkv_stage_draws_x_times_w(page):
     _open(page, "/?stage=qkv")
     page.get_by_text("How Q, K and V are made").first.wait_for(timeout=20_000)
-    sizes = [
-        [len(trace["y"]), len(trace["x"])] for graph in graphs(page) for trace in graph["traces"]
-    ]
+    for _ in range(80):  # the three panels are drawn once Plotly has the figure
+        sizes = [[len(trace["y"]), len(trace["x"])] for graph in graphs(page) for trace in graph["traces"]]
+        if [16, 8] in sizes:
+            break
+        page.wait_for_timeout(250)
     assert [11, 16] in sizes and [16, 8] in sizes, "X (11 × 16) and W (16 × 8) are drawn"
     page.get_by_text("How Q, K and V are made").first.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "lesson_projection.png"))
