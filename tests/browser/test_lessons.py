@@ -104,3 +104,17 @@ def test_one_click_gives_the_decoder_self_attention_masks(page):
     page.get_by_text("These masks are those of").first.wait_for(timeout=20_000)
     page.screenshot(path=str(ARTIFACTS / "lesson_mask_uses.png"))
     assert not page.console_errors
+
+
+def test_switching_the_highlight_on_outlines_a_cell_and_writes_the_link(page):
+    _open(page, "/?stage=weights")
+    assert _shapes_of(page, "A = softmax") == []
+    page.get_by_text("Highlight one cell (i, j)").click()
+    for _ in range(80):
+        shapes = _shapes_of(page, "A = softmax")
+        if shapes:
+            break
+        page.wait_for_timeout(250)
+    assert shapes == [[-0.5, 0.5, -0.5, 0.5]], "cell (0, 0) until another is chosen"
+    page.wait_for_function("() => window.location.search.includes('highlight=true')", timeout=20_000)
+    assert not page.console_errors
