@@ -145,3 +145,15 @@ def test_each_use_is_recognised_from_the_masks_it_builds():
         assert use_of_parts(names, use.cross) == use.name
     assert use_of_parts(["causal"], cross=False) is None
     assert use_of_parts(["padding", "window"], cross=False) is None
+
+
+def test_without_projections_the_diagonal_is_about_dk_and_the_rest_about_plus_minus_root_dk():
+    """The identity-mode sentence: S_ii = |x_i|² ≈ dk, off-diagonal scores spread ≈ √dk (unit-variance features)."""
+    dk = 64
+    words = " ".join(f"w{index}" for index in range(300))  # distinct words: no twin rows
+    scores = build_toy_trace(ToySettings(text=words, dk=dk, projection="identity")).attention.raw_scores
+    diagonal = np.diagonal(scores)
+    off_diagonal = scores[~np.eye(len(scores), dtype=bool)]
+    assert abs(diagonal.mean() - dk) < 0.1 * dk
+    assert abs(off_diagonal.mean()) < 0.1 * np.sqrt(dk)
+    assert abs(off_diagonal.std() - np.sqrt(dk)) < 0.1 * np.sqrt(dk)
