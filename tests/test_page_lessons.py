@@ -203,3 +203,11 @@ def test_every_page_drawing_toy_weights_says_they_are_untrained(page):
     assert "**random, untrained**" in _captions(at)
     # AppTest names the target by URL path ("real-model") or, after a page switch, by file ("real_model")
     assert {"real-model", "real_model"} & {link.proto.page for link in at.get("page_link")}
+
+
+def test_cross_attention_of_equal_lengths_claims_no_symmetry_or_self_weight():
+    """Query i and key i belong to two different sentences: S_ij against S_ji and A_ii mean nothing."""
+    for projection in ("random", "identity"):
+        at = run_app(stage="qkv", cross=True, text="a b c", query_text="x y z", projection=projection)
+        captions = _captions(at)
+        assert "not symmetric" not in captions and "piles weight" not in captions

@@ -56,9 +56,10 @@ def untrained_note() -> None:
 
 def projection_panel(trace: ToyTrace) -> None:
     """X · W^Q = Q, X · W^K = K, X · W^V = V drawn side by side, and what W does to the scores."""
+    self_attention = not trace.is_cross_attention  # in cross-attention query i and key i are different tokens
     if trace.w_q is None:  # Q = K = V = X
         weights = self_weight(trace.attention.weights, trace.attention.fully_masked_rows)
-        if weights is not None:
+        if weights is not None and self_attention:
             st.caption(
                 t(
                     "projection.identity_diagonal",
@@ -85,7 +86,7 @@ def projection_panel(trace: ToyTrace) -> None:
                 with tab:
                     figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
                     chart(figure, key=f"projection-{name}-xw")
-        pair = most_asymmetric_pair(trace.attention.raw_scores)
+        pair = most_asymmetric_pair(trace.attention.raw_scores) if self_attention else None
         if pair is not None:
             labels = trace.query_labels
             st.caption(
