@@ -18,6 +18,7 @@ PAGES = (
     # (file, string key of the title, icon (Streamlit ships the Material font: no CDN), URL path)
     ("pages/step_through.py", "page.step_through", ":material/footprint:", "step"),
     ("pages/why_sqrt_dk.py", "page.why_sqrt_dk", ":material/straighten:", "why-sqrt-dk"),
+    ("pages/positional.py", "page.positional", ":material/format_list_numbered:", "positional"),
     ("pages/follow_cell.py", "page.follow_cell", ":material/biotech:", "cell"),
     ("pages/mask_lab.py", "page.mask_lab", ":material/theater_comedy:", "masks"),
     ("pages/multi_head.py", "page.multi_head", ":material/hub:", "multi-head"),

@@ -11,6 +11,7 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import colour_words, figure_text
 from ui.language import option_label, t
+from ui.lesson_views import untrained_note
 from ui.settings import PROJECTIONS
 from ui.views import chart, escape_markdown, fully_masked_notice
 
@@ -111,6 +112,7 @@ def side_settings(settings, choices: dict):
 
 settings = controls(max_tokens=COMPARE_MAX_TOKENS)
 st.title(t("page.compare"))
+untrained_note()  # the toy weights are random: say so, and link a trained model
 st.caption(t("compare.intro"))
 
 base = sidebar_choices(settings)

@@ -22,6 +22,7 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text
 from ui.language import t
+from ui.lesson_views import untrained_note
 from ui.views import chart, escape_markdown, token_picker
 
 CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in the softmax and output steps
@@ -82,6 +83,7 @@ settings = controls(max_tokens=CELL_MAX_TOKENS)
 st.title(t("page.follow_cell"))
 st.markdown(t("follow_cell.intro"))
 trace = trace_or_stop(settings)
+untrained_note()  # the toy weights are random: say so, and link a trained model
 attention = trace.attention
 query_labels, key_labels = trace.query_labels, trace.key_labels
 

@@ -13,6 +13,7 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text
 from ui.language import option_label, t
+from ui.lesson_views import attention_use_buttons, attention_use_note, untrained_note
 from ui.views import chart, escape_markdown, matrix_view
 
 MASK_LAB_MAX_TOKENS = 64  # longer input is cut (with a notice): the hand-drawn grid has one checkbox per cell
@@ -271,14 +272,17 @@ settings = controls(max_tokens=MASK_LAB_MAX_TOKENS)
 st.title(t("page.mask_lab"))
 st.caption(t("mask_lab.intro"))
 base = trace_or_stop(dataclasses.replace(settings, mask=MaskSpec()))  # the tokens; stops on input to fix
+untrained_note()  # the toy weights are random: say so, and link a trained model
 if settings.mask.is_empty:
     st.caption(t("mask_lab.replaces_sidebar"))
 else:
     sidebar_kind = "causal" if settings.mask.causal else "padding"
     st.info(t("mask_lab.replaces_sidebar.active", kind=t(f"mask.{sidebar_kind}")))
 
+attention_use_buttons(base)
 spec = preset_controls(base)
 trace = trace_or_stop(dataclasses.replace(settings, mask=spec))
+attention_use_note(trace, spec)
 
 st.subheader(t("mask_lab.combination.title"))
 mask_combination(trace, spec)

@@ -21,6 +21,7 @@ from ui.controls import controls
 from ui.display import colour_words, figure_style, figure_text
 from ui.i18n import translate
 from ui.language import language, option_label, t
+from ui.lesson_views import untrained_note
 from ui.views import chart, fully_masked_notice, matrix_view
 
 MULTI_HEAD_MAX_TOKENS = 64  # longer input is cut (with a notice): every head's weights are drawn side by side
@@ -203,6 +204,7 @@ def all_heads(trace) -> None:
 
 settings = controls(max_tokens=MULTI_HEAD_MAX_TOKENS)
 st.title(t("page.multi_head"))
+untrained_note()  # the toy weights are random: say so, and link a trained model
 st.caption(t("multi_head.tagline"))
 st.latex(MULTI_HEAD_FORMULA)
 st.markdown(t("multi_head.why"))

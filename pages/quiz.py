@@ -13,6 +13,7 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_style, figure_text
 from ui.language import option_label, t
+from ui.lesson_views import untrained_note
 from ui.views import chart, escape_markdown, token_picker
 
 QUIZ_MAX_TOKENS = 64  # longer input is cut (with a notice): long sentences make poor questions
@@ -173,6 +174,7 @@ settings = controls(max_tokens=QUIZ_MAX_TOKENS)
 st.title(t("page.quiz"))
 st.caption(t("quiz.intro"))
 trace = trace_or_stop(settings)
+untrained_note()  # the toy weights are random: say so, and link a trained model
 n, m = len(trace.query_tokens), len(trace.key_tokens)
 
 mode = st.segmented_control(

@@ -11,6 +11,14 @@ from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import colour_words, projector_mode
 from ui.language import option_label, t
+from ui.lesson_views import (
+    first_example_panel,
+    highlight_controls,
+    mask_uses_note,
+    output_next_note,
+    projection_panel,
+    untrained_note,
+)
 from ui.views import export_panel, fully_masked_notice, matrix_view
 
 STAGE_NAMES = [stage.name for stage in STAGES]
@@ -74,17 +82,24 @@ def stage_explanation(stage_name: str, trace) -> None:
         st.caption(t("stage.masked_scores.none"))
     if stage_name in ("masked_scores", "weights", "output"):
         fully_masked_notice(trace)
+    if stage_name == "qkv":
+        projection_panel(trace)
+    if stage_name == "masked_scores":
+        mask_uses_note(trace)
+    if stage_name == "output":
+        output_next_note()
 
 
-def show_stage(stage, trace, key: str) -> None:
-    """Title, formula, explanation and the stage's matrices side by side."""
+def show_stage(stage, trace, key: str, highlight: tuple[int, int] | None = None) -> None:
+    """Title, formula, explanation and the stage's matrices side by side (`highlight`: the
+    chosen (query i, key j), outlined in every matrix)."""
     st.subheader(t(f"stage.{stage.name}.title"))
     matrices = stage.matrices_for(is_cross(trace))
     st.latex(stage.formula_for(is_cross(trace)))
     stage_explanation(stage.name, trace)
     for column, name in zip(st.columns(len(matrices)), matrices, strict=True):
         with column:
-            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=len(matrices) > 1)
+            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=len(matrices) > 1, highlight=highlight)
 
 
 settings = controls()
@@ -100,11 +115,14 @@ view = view_column.segmented_control(
     persist_state="session",
 )
 st.caption(t("app.tagline"))
+first_example_panel()
 trace = trace_or_stop(settings)
+untrained_note()
+highlight = highlight_controls(trace)
 
 if view == "overview":
     for stage in STAGES:
-        show_stage(stage, trace, key="overview")
+        show_stage(stage, trace, key="overview", highlight=highlight)
         st.divider()
 else:
     st.session_state.setdefault("stage", STAGE_NAMES[0])
@@ -127,7 +145,7 @@ else:
         width="stretch",
     )
     index = STAGE_NAMES.index(stage_name)
-    show_stage(STAGES[index], trace, key="step")
+    show_stage(STAGES[index], trace, key="step", highlight=highlight)
     progress_column, play_column, speed_column = st.columns([3, 2, 2], vertical_alignment="center")
     progress_column.caption(t("step.progress", number=index + 1, total=len(STAGES)) + " · " + t("step.keys"))
     playing = play_column.toggle(t("step.autoplay"), key="autoplay")

@@ -176,6 +176,10 @@ URL_PARAMS: dict[str, UrlParam] = {
     # the step-through page
     "view": UrlParam("steps", _choice(("steps", "overview"))),
     "stage": UrlParam(STAGES[0].name, _choice([stage.name for stage in STAGES])),
+    # the step-through's linked highlight: query i and key j outlined in every stage
+    "highlight": UrlParam(False, _boolean, _write_bool),
+    "highlight_i": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
+    "highlight_j": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
     # why √dk
     "why_dk": UrlParam(64, _typed_choice(log_dk_steps(1024), int)),
     "why_temperature": UrlParam(1.0, _typed_choice(TEMPERATURES, float), "{:g}".format),

@@ -77,8 +77,12 @@ TABLE_FULL_SIDE = 64
 (thousands of table cells are slow to send and impossible to read)."""
 
 
-def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False) -> None:
+def matrix_view(
+    trace: ToyTrace, name: str, key: str, side_by_side: bool = False, highlight: tuple[int, int] | None = None
+) -> None:
     """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers.
+
+    `highlight` = (query i, key j) outlines what cell (i, j) is made of (see `heatmap`).
 
     A large matrix gets a zoom window under its heatmap (and in its table) showing a chosen
     region's exact values; beyond MAX_DRAWN_SIDE the heatmap itself is drawn in blocks.
@@ -89,11 +93,15 @@ def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False
     text, style = figure_text(), figure_style()
     with heatmap_tab:
         narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
-        figure = heatmap(trace, name, text=text, style=style, show_numbers=False if narrow or large else None)
+        figure = heatmap(
+            trace, name, text=text, style=style, show_numbers=False if narrow or large else None, highlight=highlight
+        )
         st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
         window = _zoom_window(values.shape, key=f"{key}-{name}") if large else None
         if window is not None:
-            zoomed = heatmap(trace, name, text=text, style=style, window=window, title=t("zoom.title"))
+            zoomed = heatmap(
+                trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
+            )
             st.plotly_chart(zoomed, key=f"{key}-{name}-zoom", config={"displaylogo": False})
     with table_tab:
         if large:

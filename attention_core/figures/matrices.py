@@ -20,6 +20,7 @@ from ..toy import ToyTrace
 
 __all__ = [
     "DIVERGING",
+    "HIGHLIGHT_COLOUR",
     "MAX_DRAWN_SIDE",
     "PALETTES",
     "PALETTE_COLOURS",
@@ -28,6 +29,7 @@ __all__ = [
     "FigureStyle",
     "FigureText",
     "heatmap",
+    "highlight_shapes",
     "matrix_heatmap",
     "plain_label",
     "restyle",
@@ -159,6 +161,38 @@ def _block_labels(labels: list[str], size: int) -> list[str]:
     ]
 
 
+HIGHLIGHT_COLOUR = "#111111"
+"""Outline of highlighted rows and cells: near-black, visible on every palette."""
+
+
+def highlight_shapes(
+    rows: int,
+    columns: int,
+    highlight_rows: tuple[int, ...] = (),
+    highlight_cells: tuple[tuple[int, int], ...] = (),
+) -> list[dict]:
+    """Plotly rectangle shapes outlining whole rows and single cells of a (rows, columns) heatmap.
+
+    Category axes place cell k at coordinate k, so a cell spans k − 0.5 to k + 0.5. Indices
+    outside the matrix are skipped (the sentence may have changed under a kept choice).
+    """
+    shapes = []
+    for row in highlight_rows:
+        if 0 <= row < rows:
+            shapes.append(_outline(-0.5, columns - 0.5, row - 0.5, row + 0.5, width=3))
+    for row, column in highlight_cells:
+        if 0 <= row < rows and 0 <= column < columns:
+            shapes.append(_outline(column - 0.5, column + 0.5, row - 0.5, row + 0.5, width=4))
+    return shapes
+
+
+def _outline(x0: float, x1: float, y0: float, y1: float, width: int) -> dict:
+    return {
+        "type": "rect", "xref": "x", "yref": "y", "x0": x0, "x1": x1, "y0": y0, "y1": y1,
+        "line": {"color": HIGHLIGHT_COLOUR, "width": width}, "fillcolor": "rgba(0,0,0,0)", "layer": "above",
+    }
+
+
 def _row_height(rows: int, style: FigureStyle) -> int:
     """Full height up to 16 rows; beyond, rows shrink so the figure stays about one screen tall."""
     return style.row_height if rows <= 16 else max(2, style.row_height * 16 // rows)
@@ -177,6 +211,8 @@ def matrix_heatmap(
     text: FigureText = FigureText(),
     show_numbers: bool | None = None,
     style: FigureStyle = FigureStyle(),
+    highlight_rows: tuple[int, ...] = (),
+    highlight_cells: tuple[tuple[int, int], ...] = (),
 ) -> go.Figure:
     """A labelled heatmap of one matrix, (rows, columns).
 
@@ -186,6 +222,8 @@ def matrix_heatmap(
     A side longer than MAX_DRAWN_SIDE is drawn in blocks: the block maximum for weights
     (where attention goes is what matters), the block mean otherwise (for the mask: the
     share of allowed cells), and the title says so.
+    highlight_rows / highlight_cells: rows and (row, column) cells outlined in near-black
+    (not drawn on a matrix shown in blocks).
     """
     values = np.asarray(values)
     shown = values.astype(np.float32 if values.dtype == np.float32 else np.float64)  # a copy
@@ -202,6 +240,7 @@ def matrix_heatmap(
         how_words = text.block_max if how == "max" else text.block_mean
         title = f"{title} — {text.blocks.format(how=how_words, rows=row_size, columns=column_size)}"
         masked = None  # fully masked blocks are gaps; markers would be too many to draw
+        highlight_rows, highlight_cells = (), ()  # a block is not the chosen cell
     rows, columns = shown.shape
     if show_numbers is None:
         show_numbers = rows * columns <= style.max_cells_with_numbers
@@ -262,6 +301,9 @@ def matrix_heatmap(
         xaxis={"title": {"text": column_title}, "type": "category", "tickangle": -45 if columns > 6 else 0},
         yaxis={"title": {"text": row_title}, "type": "category", "autorange": "reversed"},
     )
+    shapes = highlight_shapes(rows, columns, tuple(highlight_rows), tuple(highlight_cells))
+    if shapes:
+        layout["shapes"] = shapes
     # The layout given to the constructor, not set afterwards with update_layout(): the same
     # figure, built about four times faster (update_layout parses every property path again).
     return go.Figure(data=traces, layout=layout)
@@ -314,6 +356,7 @@ def heatmap(
     show_numbers: bool | None = None,
     style: FigureStyle = FigureStyle(),
     window: tuple[slice, slice] | None = None,
+    highlight: tuple[int, int] | None = None,
 ) -> go.Figure:
     """The heatmap of the recorded matrix `name` of a toy trace, labelled by tokens.
 
@@ -321,6 +364,8 @@ def heatmap(
     matrices and feature dimensions otherwise. Masked cells are marked only from the mask
     stage on (`MatrixInfo.marks_masked`): QKᵀ and QKᵀ/√dk hold a score for every pair.
     `window` = (rows, columns) slices draws only that part, cell by cell (the zoom).
+    `highlight` = (i, j), query i and key j: outlines cell (i, j) of an n × m matrix, row i of a
+    query-side matrix (X, Q, AV) and row j of a key-side one (K, V): what cell (i, j) is made of.
     """
     info = MATRICES[name]
     row_labels, column_labels = trace.axis_labels(name)
@@ -337,6 +382,7 @@ def heatmap(
         values = values[row_window, column_window]
         row_labels, column_labels = row_labels[row_window], column_labels[column_window]
         masked = None if masked is None else masked[row_window, column_window]
+    highlight_rows, highlight_cells = _highlighted(info, highlight, window)
     return matrix_heatmap(
         values,
         row_labels,
@@ -349,4 +395,18 @@ def heatmap(
         text=text,
         show_numbers=show_numbers,
         style=style,
+        highlight_rows=highlight_rows,
+        highlight_cells=highlight_cells,
     )
+
+
+def _highlighted(info, highlight: tuple[int, int] | None, window: tuple[slice, slice] | None):
+    """(rows, cells) to outline in the matrix `info` for the chosen (query i, key j)."""
+    if highlight is None:
+        return (), ()
+    position = {"query": highlight[0], "key": highlight[1]}
+    row_start = 0 if window is None else (window[0].start or 0)
+    column_start = 0 if window is None else (window[1].start or 0)
+    if info.columns == "key":  # n × m: the chosen cell
+        return (), ((position[info.rows] - row_start, position["key"] - column_start),)
+    return (position[info.rows] - row_start,), ()  # a row of X, Q, K, V or AV

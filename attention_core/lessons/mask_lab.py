@@ -27,19 +27,66 @@ from ..attention import AttentionTrace, _read_only
 from ..toy import MaskSpec
 
 __all__ = [
+    "ATTENTION_USES",
     "MASK_PARTS",
+    "AttentionUse",
     "FillComparison",
     "MaskPart",
     "all_allowed",
+    "attention_use",
     "compare_fill",
     "fill_softmax",
     "fit_grid",
     "grid_of",
     "mask_parts",
+    "use_of_parts",
 ]
 
 MASK_PARTS = ("causal", "padding", "window", "same_sentence", "custom")
 """Names of the `MaskSpec` fields that each add one mask, in the order they are applied."""
+
+
+
+@dataclass(frozen=True)
+class AttentionUse:
+    """One of the paper's three uses of attention (§3.2.3) and the masks it needs."""
+
+    name: str
+    """Stable name: "encoder_self", "decoder_self" or "encoder_decoder"."""
+    parts: tuple[str, ...]
+    """The masks it applies, names from `MASK_PARTS`."""
+    cross: bool
+    """True when queries come from another sequence than keys and values (the decoder)."""
+
+
+ATTENTION_USES: dict[str, AttentionUse] = {
+    use.name: use
+    for use in (
+        AttentionUse("encoder_self", ("padding",), cross=False),  # every real word sees every real word
+        AttentionUse("decoder_self", ("causal", "padding"), cross=False),  # no looking ahead
+        AttentionUse("encoder_decoder", ("padding",), cross=True),  # every input position is visible
+    )
+}
+"""Encoder self-attention, decoder self-attention and encoder–decoder attention, in the paper's order."""
+
+
+def attention_use(causal: bool, cross: bool) -> str | None:
+    """Which of the paper's uses a setting is: self-attention with a causal mask is the decoder's,
+    without one the encoder's; cross-attention is encoder–decoder (None if it has a causal mask,
+    which the paper never uses there)."""
+    if cross:
+        return None if causal else "encoder_decoder"
+    return "decoder_self" if causal else "encoder_self"
+
+
+def use_of_parts(parts, cross: bool) -> str | None:
+    """The use whose masks are exactly `parts` (padding + causal, in any order), or None."""
+    chosen = set(parts)
+    for use in ATTENTION_USES.values():
+        if use.cross == cross and set(use.parts) == chosen:
+            return use.name
+    return None
+
 
 Grid = tuple[tuple[bool, ...], ...]
 """An (n, m) boolean grid as nested tuples (hashable, so it can sit in a `MaskSpec`)."""

@@ -90,6 +90,8 @@ def test_unticking_a_box_of_the_custom_grid_masks_that_cell(page):
     editor.wait_for()
     wait_for_app(page)
     before = heatmap_titled(page, WEIGHTS_TITLE)
+    editor.scroll_into_view_if_needed()  # a click outside the viewport is lost
+    page.wait_for_timeout(300)
     box = editor.bounding_box()
     # The page fixes the editor's layout: index column 100 px, key columns 75 px, rows (and header) 35 px.
     row, column = 3, 2
