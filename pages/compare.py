@@ -105,7 +105,8 @@ def side_settings(settings, choices: dict):
     )
 
 
-settings = controls(max_tokens=COMPARE_MAX_TOKENS)
+# dk, seed, mask and projection: each side has its own (the sidebar's only seed a preset)
+settings = controls(max_tokens=COMPARE_MAX_TOKENS, uses={"sentence", "padding", "d_model", "positional"})
 st.title(t("page.compare"))
 st.caption(t("compare.intro"))
 

@@ -209,7 +209,7 @@ def one_cell(run, layer: int, head: int) -> None:
     )
 
 
-settings = controls()
+settings = controls(uses={"sentence"})  # the trained model has its own sizes and weights
 st.title(t("page.real_model"))
 st.caption(t("real_model.tagline"))
 folder = checkpoint_or_stop()

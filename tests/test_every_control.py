@@ -11,9 +11,23 @@ from __future__ import annotations
 import logging
 
 import pytest
-from every_control import Move, Scenario, app_pages, explore, moves_of, run_scenario, url_scenarios, widgets
+from apptest_helpers import APP
+from every_control import (
+    PICKER_TYPES,
+    Move,
+    Scenario,
+    app_pages,
+    explore,
+    moves_of,
+    run_scenario,
+    url_scenarios,
+    widgets,
+)
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Widget
 
 from attention_core import MAX_DIM
+from ui.i18n import translate
 
 PAIRS_PER_PAGE = 15
 """Extreme × picker pairs (and moves on revealed widgets) run per page in CI, chosen with SEED."""
@@ -69,3 +83,99 @@ def test_the_walk_finds_widgets_from_the_running_app():
     assert [move.value for move in moves_of(found["dk"])] == [1, MAX_DIM]
     assert len(moves_of(found["stage"])) == len(found["stage"].options) >= 7
     assert ZOOM_CRASH.moves[1].value[0] in found["stage"].options, "the stage label the crash test sends is shown"
+
+
+# --- §5: the sidebar shows only what a page uses -----------------------------------------------
+
+
+def _main_fingerprint(at) -> str:
+    """Everything the page's main area shows: figures, tables, text (not the sidebar itself)."""
+    main = at.main
+    parts = [chart.proto.spec for chart in main.get("plotly_chart")]
+    parts += [frame.value.to_json() for frame in main.dataframe]
+    for kind in ("markdown", "caption", "latex", "info", "warning", "subheader", "metric"):
+        parts += [str(element.value) for element in main.get(kind)]
+    return "\n".join(parts)
+
+
+def _changing_moves(widget) -> list[Move]:
+    """Moves that change `widget`'s value (its extremes or options other than the current one)."""
+    current = widget.value
+    values = current if isinstance(current, list) else [] if current is None else [current]
+    try:
+        shown = [widget.format_func(value) for value in values]
+    except AttributeError:  # not a widget with options
+        shown = None
+    moves = []
+    for move in moves_of(widget):
+        if move.kind == "label":
+            changes = [move.value] != shown
+        elif move.kind == "labels":
+            changes = bool(move.value) and list(move.value) != shown
+        else:
+            changes = move.value != current
+        if changes:
+            moves.append(move)
+    return moves
+
+
+def _view(scenario: Scenario) -> tuple[str, tuple]:
+    outcome = run_scenario(scenario)
+    assert not outcome.problems, (scenario, outcome.problems)
+    sidebar_keys = tuple(widget.key for widget in outcome.at.sidebar if isinstance(widget, Widget))
+    return _main_fingerprint(outcome.at), sidebar_keys
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_enabled_sidebar_control_changes_the_page(page):
+    """No control silently does nothing: each sidebar widget a page leaves enabled, moved,
+    changes what the page shows (in its first view, or in one its own pickers lead to) or
+    reveals another control; the greyed-out ones come with a caption saying so."""
+    start = run_scenario(Scenario(page))
+    assert not start.problems
+    main_pickers = [
+        move for widget in start.at.main if isinstance(widget, Widget) and widget.type in PICKER_TYPES
+        for move in _changing_moves(widget)
+    ]
+    sidebar = [widget for widget in start.at.sidebar if isinstance(widget, Widget) and widget.key]
+    silent = []
+    for widget in sidebar:
+        if widget.disabled:
+            continue
+        if not any(
+            _view(Scenario(page, (*first, move))) != _view(Scenario(page, first))
+            for move in _changing_moves(widget)[:3]
+            for first in [(), *[(pick,) for pick in main_pickers]]
+        ):
+            silent.append(widget.key)
+    assert not silent, f"sidebar controls that change nothing on {page}: {silent}"
+    greyed = [widget.key for widget in sidebar if widget.disabled and widget.key != "d_model"]
+    captions = [caption.value for caption in start.at.sidebar.caption]
+    assert bool(greyed) == (t_en("sidebar.unused") in captions), (greyed, captions)
+
+
+def t_en(key: str, **values) -> str:
+    return translate(key, "en", **values)
+
+
+def test_a_setting_greyed_out_on_one_page_keeps_its_value_for_the_others():
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.switch_page("pages/step_through.py").run()
+    at.slider(key="dk").set_value(5).run()
+    at.switch_page("pages/multi_head.py").run()
+    assert at.slider(key="dk").disabled and at.slider(key="dk").value == 5
+    at.switch_page("pages/your_numbers.py").run()
+    assert at.slider(key="dk").disabled and at.slider(key="dk").value == 5
+    at.switch_page("pages/step_through.py").run()
+    assert not at.exception
+    assert not at.slider(key="dk").disabled and at.slider(key="dk").value == 5
+
+
+def test_why_sqrt_dk_says_which_dk_drives_which_section():
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["dk"] = 7
+    at.switch_page("pages/why_sqrt_dk.py").run()
+    experiment_dk = at.select_slider(key="why_dk").value
+    assert experiment_dk != 7
+    notes = [caption.value for caption in at.main.caption if "sidebar" in caption.value]
+    assert any(f"dk = {experiment_dk}" in note and "dk = 7" in note for note in notes), notes
