@@ -17,6 +17,7 @@ from every_control import (
     Move,
     Scenario,
     app_pages,
+    apply,
     explore,
     moves_of,
     run_scenario,
@@ -26,8 +27,10 @@ from every_control import (
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Widget
 
-from attention_core import MAX_DIM
+from attention_core import MAX_DIM, tokenize
+from attention_core.lessons.quiz import MAX_ASKED_ROWS
 from ui.i18n import translate
+from ui.settings import DEFAULTS
 
 PAIRS_PER_PAGE = 15
 """Extreme × picker pairs (and moves on revealed widgets) run per page in CI, chosen with SEED."""
@@ -179,3 +182,51 @@ def test_why_sqrt_dk_says_which_dk_drives_which_section():
     assert experiment_dk != 7
     notes = [caption.value for caption in at.main.caption if "sidebar" in caption.value]
     assert any(f"dk = {experiment_dk}" in note and "dk = 7" in note for note in notes), notes
+
+
+# --- §5: the quiz under a causal mask -------------------------------------------------------------
+
+
+def _quiz(mask_kind: str = "causal") -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["mask_kind"] = mask_kind
+    at.switch_page("pages/quiz.py").run()
+    assert not at.exception
+    return at
+
+
+def _choose(at: AppTest, key: str, label: str) -> None:
+    assert apply(at, Move(key, "labels", (label,))), key
+    at.run()
+    assert not at.exception
+
+
+def test_quiz_does_not_ask_a_query_with_one_possible_key():
+    at = _quiz()
+    n = min(len(tokenize(DEFAULTS.text)), MAX_ASKED_ROWS)
+    asked = [widget.key for widget in widgets(at) if (widget.key or "").startswith("quiz_guess_")]
+    assert asked == [f"quiz_guess_{row}" for row in range(1, n)], "row 0 may only look at itself"
+    assert any(t_en("quiz.single_key", rows="0:The").split(".")[0] in caption.value for caption in at.caption)
+    at.button(key="quiz_reveal").click().run()
+    assert at.metric[0].value == f"0 / {n - 1}", "blank answers to the real questions only"
+
+
+def test_quiz_sketch_opens_on_a_query_with_keys_to_share():
+    at = _quiz()
+    _choose(at, "quiz_mode", t_en("quiz.mode.sketch"))
+    row = at.selectbox(key="quiz_row")
+    assert row.value == 1 and not any(option.startswith("0:") for option in row.options)
+    sliders = [widget for widget in widgets(at) if (widget.key or "").startswith("quiz_sketch_")]
+    assert len(sliders) == 2, "query 1 under a causal mask shares its attention between keys 0 and 1"
+
+
+def test_switching_the_kind_of_quiz_is_not_a_changed_question():
+    at = _quiz("none")
+    at.button(key="quiz_reveal").click().run()
+    changed = t_en("quiz.changed")
+    _choose(at, "quiz_mode", t_en("quiz.mode.sketch"))
+    _choose(at, "quiz_mode", t_en("quiz.mode.argmax"))
+    assert changed not in [info.value for info in at.info]
+    at.button(key="quiz_reveal").click().run()
+    at.slider(key="dk").set_value(3).run()  # a changed setting still says so
+    assert changed in [info.value for info in at.info]
