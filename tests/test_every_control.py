@@ -230,3 +230,20 @@ def test_switching_the_kind_of_quiz_is_not_a_changed_question():
     at.button(key="quiz_reveal").click().run()
     at.slider(key="dk").set_value(3).run()  # a changed setting still says so
     assert changed in [info.value for info in at.info]
+
+
+# --- §5: the compare page names the active quick comparison ----------------------------------------
+
+
+def test_compare_box_names_the_comparison_on_show_until_a_side_is_changed_by_hand():
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.switch_page("pages/compare.py").run()
+    box = at.selectbox(key="compare.preset")
+    assert box.options[box.index] == t_en("compare.preset.scaled_vs_unscaled"), "the first visit's comparison"
+    assert apply(at, Move("compare.preset", "label", t_en("compare.preset.dk_4_vs_64")))
+    at.run()
+    assert (at.number_input(key="compare.a.dk").value, at.number_input(key="compare.b.dk").value) == (4, 64)
+    box = at.selectbox(key="compare.preset")
+    assert box.index is not None and box.options[box.index] == t_en("compare.preset.dk_4_vs_64")
+    at.number_input(key="compare.b.dk").set_value(10).run()
+    assert at.selectbox(key="compare.preset").index is None, "hand-made sides match no preset: the placeholder"
