@@ -8,8 +8,10 @@ the moves on widgets that appear later; `benchmarks/every_control.py` runs them 
 
 from __future__ import annotations
 
+import json
 import logging
 
+import numpy as np
 import pytest
 from apptest_helpers import APP
 from every_control import (
@@ -28,6 +30,8 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Widget
 
 from attention_core import MAX_DIM, tokenize
+from attention_core.figures import MAX_DRAWN_SIDE
+from attention_core.figures.matrices import matrix_heatmap
 from attention_core.lessons.quiz import MAX_ASKED_ROWS
 from ui.i18n import translate
 from ui.settings import DEFAULTS
@@ -247,3 +251,34 @@ def test_compare_box_names_the_comparison_on_show_until_a_side_is_changed_by_han
     assert box.index is not None and box.options[box.index] == t_en("compare.preset.dk_4_vs_64")
     at.number_input(key="compare.b.dk").set_value(10).run()
     assert at.selectbox(key="compare.preset").index is None, "hand-made sides match no preset: the placeholder"
+
+
+# --- §5: the real model's labels ------------------------------------------------------------------
+
+
+def test_a_matrix_drawn_in_blocks_across_keeps_its_row_labels():
+    """A wide matrix with few rows is drawn in column blocks only: its rows keep their tokens."""
+    rows = ["0:the", "1:cat", "2:sat"]
+    columns = [f"d{index}" for index in range(3 * MAX_DRAWN_SIDE)]
+    figure = matrix_heatmap(np.zeros((3, len(columns))), rows, columns)
+    trace = figure.data[0]
+    assert list(trace.y) == rows
+    assert len(trace.x) == MAX_DRAWN_SIDE and trace.x[0] == "d0–d2"
+
+
+FONT_PIXELS_PER_CHARACTER = 7  # the table's 14 px font averages about 7 px per Latin character
+
+
+def test_real_model_token_table_columns_fit_long_tokens():
+    pytest.importorskip("tokenizers")
+    at = AppTest.from_file(str(APP), default_timeout=240)
+    at.session_state["rm_text"] = "The suitcase did not fit because it was too big"
+    at.switch_page("pages/real_model.py").run()
+    assert not at.exception
+    if not at.dataframe:
+        pytest.skip("no real-model checkpoint installed")
+    table = next(frame for frame in at.dataframe if "suitcase" in frame.value.to_string())
+    config = json.loads(table.proto.columns)
+    for name, cells in table.value.items():
+        longest = max(len(str(cell)) for cell in cells)
+        assert config[name]["width"] >= FONT_PIXELS_PER_CHARACTER * longest + 16, (name, list(cells), config[name])
