@@ -7,12 +7,13 @@ its extremes (combined, and each setting alone). Prints per page the number of s
 how many failed (an exception, an st.error, or nothing drawn without a notice), and the
 wall time; then the failures. Exits with 1 if any scenario failed.
 
-    python benchmarks/every_control.py [--pages step_through quiz] [--sample N] [--no-links]
+    python benchmarks/every_control.py [--pages step_through quiz] [--sample N] [--no-links] [--limit N]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import sys
@@ -31,6 +32,7 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=None, help="pairs per page (seeded), as CI runs; default: all")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-links", action="store_true", help="skip the URL links")
+    parser.add_argument("--limit", type=int, default=None, help="stop each page after this many scenarios")
     options = parser.parse_args()
     logging.getLogger("streamlit").setLevel(logging.CRITICAL)
     os.chdir(ROOT)
@@ -40,8 +42,9 @@ def main() -> int:
     failures, totals = [], [0, 0, 0, 0, 0.0]
     for page in pages:
         start = time.perf_counter()
-        outcomes = list(explore(page, sample=options.sample, seed=options.seed))
+        outcomes = list(itertools.islice(explore(page, sample=options.sample, seed=options.seed), options.limit))
         links = [] if options.no_links else [run_scenario(scenario) for scenario in url_scenarios(page, True)]
+        links = links[: options.limit]
         seconds = time.perf_counter() - start
         failed = [outcome for outcome in outcomes + links if outcome.problems]
         skipped = sum(1 for outcome in outcomes if outcome.skipped)
