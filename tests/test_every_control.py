@@ -136,13 +136,14 @@ def _view(scenario: Scenario) -> tuple[str, tuple]:
 @pytest.mark.parametrize("page", PAGES)
 def test_every_enabled_sidebar_control_changes_the_page(page):
     """No control silently does nothing: each sidebar widget a page leaves enabled, moved,
-    changes what the page shows (in its first view, or in one its own pickers lead to) or
+    changes what the page shows (in its first view, or in one its own buttons or pickers lead to) or
     reveals another control; the greyed-out ones come with a caption saying so."""
     start = run_scenario(Scenario(page))
     assert not start.problems
-    main_pickers = [
-        move for widget in start.at.main if isinstance(widget, Widget) and widget.type in PICKER_TYPES
-        for move in _changing_moves(widget)
+    main_widgets = [widget for widget in start.at.main if isinstance(widget, Widget) and not widget.disabled]
+    main_pickers = [  # buttons first (the quiz shows its weights once Reveal is pressed), then pickers
+        *[move for widget in main_widgets if widget.type == "button" for move in moves_of(widget)],
+        *[move for widget in main_widgets if widget.type in PICKER_TYPES for move in _changing_moves(widget)],
     ]
     sidebar = [widget for widget in start.at.sidebar if isinstance(widget, Widget) and widget.key]
     silent = []
