@@ -42,22 +42,35 @@ def sidebar_choices(settings) -> dict:
     }
 
 
+def preset_values(preset: str, base: dict) -> dict[str, object]:
+    """The value of every side control under `preset`: the sidebar's choices with its changes."""
+    return {
+        f"compare.{side}.{name}": value for side in SIDES for name, value in {**base, **PRESETS[preset][side]}.items()
+    }
+
+
 def apply_preset(preset: str, base: dict, only_missing: bool = False) -> None:
     """Set both sides to the sidebar's choices, then apply the preset's changes.
 
     only_missing: fill in only the controls that have no value yet (a link may set some).
     """
-    for side in SIDES:
-        for name, value in {**base, **PRESETS[preset][side]}.items():
-            if not (only_missing and f"compare.{side}.{name}" in st.session_state):
-                st.session_state[f"compare.{side}.{name}"] = value
+    for key, value in preset_values(preset, base).items():
+        if not (only_missing and key in st.session_state):
+            st.session_state[key] = value
+
+
+def active_preset(base: dict) -> str | None:
+    """The quick comparison the two sides show now, if any (None once they are changed by hand)."""
+    for preset in PRESETS:
+        if all(st.session_state.get(key) == value for key, value in preset_values(preset, base).items()):
+            return preset
+    return None
 
 
 def _on_preset(base: dict) -> None:
     preset = st.session_state.get("compare.preset")
     if preset:
         apply_preset(preset, base)
-        st.session_state["compare.preset"] = None
 
 
 def side_controls(side: str, cross: bool = False) -> dict:
@@ -110,7 +123,8 @@ def side_settings(settings, choices: dict):
     )
 
 
-settings = controls(max_tokens=COMPARE_MAX_TOKENS)
+# dk, seed, mask and projection: each side has its own (the sidebar's only seed a preset)
+settings = controls(max_tokens=COMPARE_MAX_TOKENS, uses={"sentence", "padding", "d_model", "positional"})
 st.title(t("page.compare"))
 untrained_note()  # the toy weights are random: say so, and link a trained model
 st.caption(t("compare.intro"))
@@ -119,6 +133,7 @@ base = sidebar_choices(settings)
 if any(f"compare.{side}.{name}" not in st.session_state for side in SIDES for name in base):
     apply_preset(DEFAULT_PRESET, base, only_missing=True)  # first visit: A = the sidebar, B = A unscaled
 
+st.session_state["compare.preset"] = active_preset(base)  # the box names the comparison on show
 preset_column, reset_column = st.columns([3, 1], vertical_alignment="bottom")
 preset_column.selectbox(
     t("compare.preset"),

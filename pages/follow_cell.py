@@ -150,7 +150,7 @@ if settings.mask.is_empty:
 elif cell.allowed:
     st.success(t("follow_cell.step.mask.allowed", scaled=cell.scaled_score, **names))
 else:
-    st.error(t("follow_cell.step.mask.masked", scaled=cell.scaled_score, **names))
+    st.info(t("follow_cell.step.mask.masked", scaled=cell.scaled_score, **names), icon=":material/block:")
 
 st.subheader(t("follow_cell.step.softmax.title", i=i))
 st.latex(softmax_latex(cell))

@@ -10,7 +10,7 @@ from attention_core.figures.masks import fill_weights_heatmap, mask_thumbnail, r
 from attention_core.lessons.mask_lab import MASK_PARTS, all_allowed, compare_fill, fit_grid, grid_of, mask_parts
 from attention_core.toy import sentence_segments
 from ui.cache import trace_or_stop
-from ui.controls import controls
+from ui.controls import SETTINGS, controls
 from ui.display import figure_text
 from ui.language import option_label, t
 from ui.lesson_views import attention_use_buttons, attention_use_note, untrained_note
@@ -268,7 +268,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
     st.caption(t("mask_lab.fully.practice"))
 
 
-settings = controls(max_tokens=MASK_LAB_MAX_TOKENS)
+settings = controls(max_tokens=MASK_LAB_MAX_TOKENS, uses=SETTINGS - {"mask", "padding"})  # its own masks
 st.title(t("page.mask_lab"))
 st.caption(t("mask_lab.intro"))
 base = trace_or_stop(dataclasses.replace(settings, mask=MaskSpec()))  # the tokens; stops on input to fix

@@ -17,7 +17,7 @@ from attention_core.toy_multihead import (
     head_trace,
 )
 from ui.cache import memo
-from ui.controls import controls
+from ui.controls import SETTINGS, controls
 from ui.display import colour_words, figure_style, figure_text
 from ui.i18n import translate
 from ui.language import language, option_label, t
@@ -202,7 +202,7 @@ def all_heads(trace) -> None:
     st.caption(t("multi_head.grid.random_note"))
 
 
-settings = controls(max_tokens=MULTI_HEAD_MAX_TOKENS)
+settings = controls(max_tokens=MULTI_HEAD_MAX_TOKENS, uses=SETTINGS - {"dk", "d_model", "projection"})  # its own sizes
 st.title(t("page.multi_head"))
 untrained_note()  # the toy weights are random: say so, and link a trained model
 st.caption(t("multi_head.tagline"))

@@ -181,7 +181,7 @@ mode = st.segmented_control(
     t("quiz.mode"), MODES, format_func=option_label("quiz.mode"), default="argmax", required=True,
     key="quiz_mode", persist_state="session",
 )
-sketchable = question(trace.attention.mask, limit=n).asked  # every row with a key to attend to
+sketchable = question(trace.attention.mask, limit=n).asked  # every row with two keys or more to share among
 asked = question(trace.attention.mask)
 if not (asked.asked if mode == "argmax" else sketchable):
     st.info(t("quiz.nothing_to_ask"))
@@ -199,13 +199,17 @@ current = (settings, mode, st.session_state.get("quiz_row") if mode == "sketch" 
 shown_for = st.session_state.get(REVEALED)
 if shown_for is not None and shown_for != current:
     st.session_state.pop(REVEALED)
-    st.info(t("quiz.changed"), icon=":material/restart_alt:")
+    if shown_for[1] == mode:  # switching between the two kinds of quiz is not a changed question
+        st.info(t("quiz.changed"), icon=":material/restart_alt:")
 revealed = st.session_state.get(REVEALED) == current
 
 if mode == "argmax":
     if asked.fully_masked:
         rows = ", ".join(as_markdown(trace.query_labels[i]) for i in asked.fully_masked)
         st.caption(t("quiz.fully_masked", rows=rows))
+    if asked.single_key:
+        rows = ", ".join(as_markdown(trace.query_labels[i]) for i in asked.single_key)
+        st.caption(t("quiz.single_key", rows=rows))
     if asked.not_asked:
         st.caption(t("quiz.not_asked", n=n, limit=MAX_ASKED_ROWS))
     guesses = guess_grid(trace, asked, locked=revealed)

@@ -89,6 +89,16 @@ def sentence(settings) -> str:
     return settings.text
 
 
+TABLE_CHARACTER_WIDTH = 9  # pixels per character of the table's font, generous (wide CJK characters count twice)
+TABLE_CELL_PADDING = 28  # pixels of a table cell's padding and sort icon
+
+
+def token_column_width(cells: list[str]) -> int:
+    """Pixels for a column of the token table showing its longest cell uncut."""
+    characters = max(sum(2 if ord(char) > 0x2E80 else 1 for char in cell) for cell in cells)
+    return TABLE_CHARACTER_WIDTH * characters + TABLE_CELL_PADDING
+
+
 def token_table(run) -> None:
     """The WordPiece tokens with their ids, one column per position."""
     encoding = run.encoding
@@ -98,7 +108,8 @@ def token_table(run) -> None:
     columns = {"": [t("real_model.tokens.row.token"), t("real_model.tokens.row.id")]}
     ids = encoding.ids.tolist()
     columns.update({str(p): [token, str(ids[p])] for p, token in enumerate(encoding.tokens)})
-    st.dataframe(columns, hide_index=True, key="rm-tokens")
+    widths = {name: st.column_config.Column(width=token_column_width(cells)) for name, cells in columns.items()}
+    st.dataframe(columns, hide_index=True, key="rm-tokens", column_config=widths)
     if "[UNK]" in encoding.tokens:
         st.caption(t("real_model.tokens.unknown"))
 
@@ -224,7 +235,7 @@ def one_cell(run, layer: int, head: int) -> None:
     )
 
 
-settings = controls()
+settings = controls(uses={"sentence"})  # the trained model has its own sizes and weights
 st.title(t("page.real_model"))
 st.caption(t("real_model.tagline"))
 folder = checkpoint_or_stop()

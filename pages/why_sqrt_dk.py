@@ -77,6 +77,7 @@ with st.container(border=True):
         persist_state="session",
     )
     st.caption(t("why_sqrt_dk.sampling", seed=settings.seed, pairs=HISTOGRAM_PAIRS, rows=SWEEP_ROWS, m=num_keys))
+    st.caption(t("why_sqrt_dk.which_dk", dk=dk, sidebar_dk=settings.dk))
 
 sample = memo(sample_dot_products, dk, HISTOGRAM_PAIRS, settings.seed)
 spread = dot_product_spread(sample)

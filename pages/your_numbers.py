@@ -85,7 +85,7 @@ def stage_block(stage: str, trace, matrices: tuple[str, ...], **values) -> None:
             matrix_view(trace, name, key=f"your_numbers-{stage}")
 
 
-settings = controls()  # the sidebar stays available; this page does not use its sentence
+settings = controls(uses=())  # the sidebar stays available for the other pages; this page uses none of it
 st.title(t("page.your_numbers"))
 st.caption(t("your_numbers.intro", limit=MAX_SIZE))
 

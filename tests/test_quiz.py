@@ -116,7 +116,18 @@ def test_causal_padding_leaves_the_first_query_nothing():
     trace = build_toy_trace(ToySettings(mask=MaskSpec(causal=True, padding=(0,))))
     asked = question(trace.attention.mask)
     assert asked.fully_masked == (0,)
-    assert asked.options[0] == (1,)  # query 1 may see keys 0 and 1, and 0 is padding
+    assert asked.single_key == (1,)  # query 1 may see keys 0 and 1, and 0 is padding: nothing to guess
+    assert asked.asked[0] == 2 and asked.options[0] == (1, 2)
+
+
+def test_a_query_with_one_possible_key_is_not_asked():
+    """Under a causal mask row 0 may only look at key 0: its answer is given, not a question
+    that counts wrong when left blank."""
+    mask = np.tril(np.ones((4, 4), dtype=bool))
+    asked = question(mask)
+    assert asked.single_key == (0,)
+    assert asked.asked == (1, 2, 3)
+    assert score_guesses(np.tril(np.full((4, 4), 0.25)), mask, {}).total == 3
 
 
 # ----- scoring strongest-key guesses --------------------------------------------------------------
@@ -162,7 +173,7 @@ def test_score_matches_a_loop_reference_on_a_toy_trace(seed):
     weights, mask = trace.attention.weights, trace.attention.mask
     rng = np.random.default_rng(seed)
     m = weights.shape[1]
-    guesses = {i: int(rng.integers(m)) for i in range(min(len(weights), MAX_ASKED_ROWS)) if mask[i].any()}
+    guesses = {i: int(rng.integers(m)) for i in range(min(len(weights), MAX_ASKED_ROWS)) if mask[i].sum() > 1}
     best = reference_strongest(weights.tolist(), mask.tolist())
     expected = sum(key in best[i] for i, key in guesses.items())
     assert score_guesses(weights, mask, guesses).score == expected

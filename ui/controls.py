@@ -6,6 +6,8 @@ switches and language changes; pages never read `st.session_state` for settings 
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import streamlit as st
 
 from attention_core import MAX_DIM, MAX_TEXT_CHARS, MAX_TOKENS, MaskSpec, ToySettings, token_labels, tokenize
@@ -25,15 +27,26 @@ def _load_example() -> None:
         st.session_state["example"] = None
 
 
-def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
+SETTINGS = frozenset({"sentence", "dk", "mask", "padding", "projection", "d_model", "positional", "seed"})
+"""The sidebar settings a page may use: "sentence" is the text (with the cross-attention
+queries and the examples), "mask" the mask kind, "padding" the padding positions."""
+
+
+def controls(max_tokens: int = MAX_TOKENS, uses: Collection[str] = SETTINGS) -> ToySettings:
     """Draw the shared sidebar controls and return the settings they describe.
 
     `max_tokens`: the longest input this page draws (pages built for small examples pass a
     smaller number; longer text is cut, with a notice saying so).
+    `uses`: the settings (names from SETTINGS) this page reads. The others are drawn greyed
+    out, with a caption saying so, so that no control silently does nothing; they keep their
+    values for the other pages.
 
     The URL is written here too, with the page's own settings as they stood when this run
     started; a page that changes a setting itself calls `write_url()` again at its end.
     """
+    unknown = set(uses) - SETTINGS
+    assert not unknown, f"not sidebar settings: {unknown}"
+    unused = {name: t("control.unused.help") for name in SETTINGS - set(uses)}  # name → help text
     load_url_once()
     restore_settings()
     st.session_state["_notices_shown"] = set()  # a page may ask for several traces: say each thing once
@@ -48,21 +61,36 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
         persist_state="session",
     )
     sidebar.header(t("sidebar.settings"))
+    if unused:
+        sidebar.caption(t("sidebar.unused"))
+    no_sentence = "sentence" in unused
     text = sidebar.text_area(
         t("control.text"),
         DEFAULTS.text,
         height=80,
         max_chars=MAX_TEXT_CHARS,
         key="text",
-        help=t("control.text.help", limit=MAX_TEXT_CHARS),
+        help=unused.get("sentence", t("control.text.help", limit=MAX_TEXT_CHARS)),
+        disabled=no_sentence,
         persist_state="session",
     )
-    cross = sidebar.toggle(t("control.cross"), key="cross", help=t("control.cross.help"), persist_state="session")
+    cross = sidebar.toggle(
+        t("control.cross"),
+        key="cross",
+        help=unused.get("sentence", t("control.cross.help")),
+        disabled=no_sentence,
+        persist_state="session",
+    )
     query_text = ""
     if cross:
         st.session_state.setdefault("query_text", "")
         query_text = sidebar.text_area(
-            t("control.query_text"), height=68, max_chars=MAX_TEXT_CHARS, key="query_text", persist_state="session"
+            t("control.query_text"),
+            height=68,
+            max_chars=MAX_TEXT_CHARS,
+            key="query_text",
+            disabled=no_sentence,
+            persist_state="session",
         )
     sidebar.selectbox(
         t("control.example"),
@@ -71,9 +99,17 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
         placeholder=t("control.example.placeholder"),
         key="example",
         on_change=_load_example,
+        disabled=no_sentence,
     )
     dk = sidebar.slider(
-        t("control.dk"), 1, MAX_DIM, DEFAULTS.dk, key="dk", help=t("control.dk.help"), persist_state="session"
+        t("control.dk"),
+        1,
+        MAX_DIM,
+        DEFAULTS.dk,
+        key="dk",
+        help=unused.get("dk", t("control.dk.help")),
+        disabled="dk" in unused,
+        persist_state="session",
     )
     # §3.2.3: the causal mask belongs to decoder self-attention; encoder–decoder attention sees every input position
     mask_kinds = [kind for kind in MASK_KINDS if not (cross and kind == "causal")]
@@ -85,12 +121,14 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
         format_func=option_label("mask"),
         horizontal=True,
         key="mask_kind",
+        help=unused.get("mask"),
+        disabled="mask" in unused,
         persist_state="session",
     )
     padding: tuple[int, ...] = ()
-    if cross:
+    if cross and "mask" not in unused:
         sidebar.caption(t("control.mask.causal_cross"))
-    if mask_kind == "padding":
+    if "padding" not in unused and (mask_kind == "padding" or "mask" in unused):  # (the page has its own masks)
         labels = token_labels(tokenize(text[:MAX_TEXT_CHARS])[:max_tokens])  # the tokens the page will use
         options = list(range(len(labels)))
         chosen = st.session_state.get("pad_positions", [])
@@ -111,22 +149,32 @@ def controls(max_tokens: int = MAX_TOKENS) -> ToySettings:
         PROJECTIONS,
         format_func=option_label("projection"),
         key="projection",
+        help=unused.get("projection"),
+        disabled="projection" in unused,
         persist_state="session",
     )
+    if projection == "identity" and "projection" not in unused:
+        unused.setdefault("d_model", t("control.d_model.identity"))
     d_model = sidebar.slider(
         t("control.d_model"),
         1,
         MAX_DIM,
         DEFAULTS.d_model,
         key="d_model",
-        disabled=projection == "identity",
-        help=t("control.d_model.identity") if projection == "identity" else None,
+        disabled="d_model" in unused,
+        help=unused.get("d_model"),
         persist_state="session",
     )
-    positional = sidebar.toggle(t("control.positional"), key="positional", persist_state="session")
-    seed = sidebar.number_input(
-        t("control.seed"), 0, 2**31 - 1, DEFAULTS.seed, step=1, key="seed", help=t("control.seed.help"),
+    positional = sidebar.toggle(
+        t("control.positional"),
+        key="positional",
+        help=unused.get("positional"),
+        disabled="positional" in unused,
         persist_state="session",
+    )
+    seed = sidebar.number_input(
+        t("control.seed"), 0, 2**31 - 1, DEFAULTS.seed, step=1, key="seed",
+        help=unused.get("seed", t("control.seed.help")), disabled="seed" in unused, persist_state="session",
     )
     display_controls(sidebar)
     url_notices()

@@ -112,19 +112,24 @@ def matrix_view(
 
 
 def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
-    """Sliders choosing the first row and column of the zoom window; returns its slices."""
+    """Sliders choosing the first row and column of the zoom window; returns its slices.
+
+    An axis that already fits in the window gets no slider (it would slide from 0 to 0,
+    which Streamlit refuses): a wide matrix with few rows (Q at dk = 512) only scrolls across.
+    """
     rows, columns = shape
     st.caption(t("zoom.explain", side=ZOOM_SIDE, limit=MAX_DRAWN_SIDE))
     row_column, column_column = st.columns(2)
-    first_row = 0
-    if rows > ZOOM_SIDE:  # a slider with nothing to slide raises: e.g. X of a short sentence, wide but not tall
-        first_row = row_column.slider(t("zoom.first_row"), 0, rows - ZOOM_SIDE, 0, key=f"{key}-zoom-row")
-    first_column = 0
-    if columns > ZOOM_SIDE:
-        first_column = column_column.slider(
-            t("zoom.first_column"), 0, columns - ZOOM_SIDE, 0, key=f"{key}-zoom-column"
-        )
+    first_row = _window_start(rows, row_column, t("zoom.first_row"), key=f"{key}-zoom-row")
+    first_column = _window_start(columns, column_column, t("zoom.first_column"), key=f"{key}-zoom-column")
     return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
+
+
+def _window_start(length: int, column, label: str, key: str) -> int:
+    """The zoom window's first index along one axis: 0 when the axis fits, else a slider's."""
+    if length <= ZOOM_SIDE:
+        return 0
+    return column.slider(label, 0, length - ZOOM_SIDE, 0, key=key)
 
 
 FULLY_MASKED_NAMED = 10

@@ -151,7 +151,11 @@ def block_reduce(values: np.ndarray, row_size: int, column_size: int, how: str) 
 
 
 def _block_labels(labels: list[str], size: int) -> list[str]:
-    """"12–23" for the block of positions 12 to 23 ("d0–d7" for feature dimensions)."""
+    """"12–23" for the block of positions 12 to 23 ("d0–d7" for feature dimensions); an axis
+    drawn cell by cell (size 1) keeps its own labels ("3:cat", not "3–3")."""
+    if size == 1:
+        return labels
+
     def position(label: str) -> str:
         return label.split(":", 1)[0]
 

@@ -83,13 +83,16 @@ class Question:
     """Which query rows are asked, and which keys each may name."""
 
     asked: tuple[int, ...]
-    """Query positions asked, in order: the first MAX_ASKED_ROWS rows minus fully masked ones (r,)."""
+    """Query positions asked, in order: the first MAX_ASKED_ROWS rows with two keys or more to choose from (r,)."""
     options: tuple[tuple[int, ...], ...]
     """For each asked row, the key positions its mask allows (r,): the choices offered."""
     fully_masked: tuple[int, ...]
     """Query positions among the first MAX_ASKED_ROWS that are not asked: every key is masked."""
     not_asked: int
     """How many query rows lie past the first MAX_ASKED_ROWS (0 for a short sentence)."""
+    single_key: tuple[int, ...] = ()
+    """Query positions among the first MAX_ASKED_ROWS not asked because their mask allows one
+    key only (row 0 under a causal mask): the answer is given, its weight is 1."""
 
 
 def question(mask, limit: int = MAX_ASKED_ROWS) -> Question:
@@ -100,12 +103,14 @@ def question(mask, limit: int = MAX_ASKED_ROWS) -> Question:
     if limit < 1:
         raise ValueError(f"limit must be at least 1; got {limit}")
     first = range(min(limit, mask.shape[0]))
-    asked = tuple(i for i in first if mask[i].any())
+    allowed = mask.sum(axis=1)  # (n,) keys each query may look at
+    asked = tuple(i for i in first if allowed[i] > 1)
     return Question(
         asked=asked,
         options=tuple(tuple(int(j) for j in np.flatnonzero(mask[i])) for i in asked),
-        fully_masked=tuple(i for i in first if not mask[i].any()),
+        fully_masked=tuple(i for i in first if allowed[i] == 0),
         not_asked=max(0, mask.shape[0] - limit),
+        single_key=tuple(i for i in first if allowed[i] == 1),
     )
 
 
