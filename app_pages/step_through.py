@@ -9,6 +9,7 @@ from ui.autoplay import autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import projector_mode
+from ui.keys import NEXT_KEY, PREVIOUS_KEY, stage_keys
 from ui.language import option_label, t
 from ui.views import export_panel, fully_masked_notice, matrix_view
 
@@ -90,10 +91,9 @@ else:
         previous_column, _, next_column = st.columns([1, 2, 1], vertical_alignment="bottom")
     else:
         previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
-    previous_column.button(
-        t("step.previous"), on_click=_move, args=(-1,), key="previous", width="stretch", shortcut="Left"
-    )
-    next_column.button(t("step.next"), on_click=_move, args=(1,), key="next", width="stretch", shortcut="Right")
+    previous_column.button(t("step.previous"), on_click=_move, args=(-1,), key=PREVIOUS_KEY, width="stretch")
+    next_column.button(t("step.next"), on_click=_move, args=(1,), key=NEXT_KEY, width="stretch")
+    stage_keys()  # ← / → click these buttons, whatever control has the focus
     stage_name = selector_column.segmented_control(
         t("step.stage"),
         STAGE_NAMES,
