@@ -8,7 +8,7 @@ from attention_core import STAGES
 from ui.autoplay import autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import projector_mode
+from ui.display import panels, projector_mode
 from ui.keys import NEXT_KEY, PREVIOUS_KEY, stage_keys
 from ui.language import option_label, t
 from ui.views import export_panel, fully_masked_notice, matrix_view
@@ -55,46 +55,43 @@ def stage_explanation(stage_name: str, trace) -> None:
         fully_masked_notice(trace)
 
 
+PANEL_COLUMN_PIXELS = 45  # width a heatmap column needs for its token label and a number ("-0.12")
+MAIN_WIDTH_PIXELS = 900  # about the page's width for figures with the sidebar open (1280–1440 px screens)
+
+
+def stacked(stage, trace) -> bool:
+    """Whether the stage's matrices go one under the other: on a projector, or when side by
+    side a panel would be too narrow to show every token label and the cell numbers."""
+    if projector_mode():
+        return True
+    widest = max(trace.matrix(name).shape[-1] for name in stage.matrices)
+    return len(stage.matrices) * (widest + 3) * PANEL_COLUMN_PIXELS > MAIN_WIDTH_PIXELS
+
+
+def show_matrices(stage, trace, key: str) -> None:
+    """The stage's matrices, side by side when they fit, else one under the other."""
+    stack = stacked(stage, trace)
+    for place, name in zip(panels(len(stage.matrices), stack=stack), stage.matrices, strict=True):
+        with place:
+            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=not stack)
+
+
 def show_stage(stage, trace, key: str) -> None:
-    """Title, formula, explanation and the stage's matrices side by side."""
+    """Title, formula, explanation and the stage's matrices."""
     st.subheader(t(f"stage.{stage.name}.title"))
     st.latex(stage.formula)
     stage_explanation(stage.name, trace)
-    for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
-        with column:
-            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=len(stage.matrices) > 1)
+    show_matrices(stage, trace, key)
 
 
-settings = controls()
-title_column, view_column = st.columns([1, 1] if projector_mode() else [3, 2], vertical_alignment="bottom")
-title_column.title(t("app.title"))
-view = view_column.segmented_control(
-    t("step.view"),
-    ["steps", "overview"],
-    format_func=option_label("step.view"),
-    default="steps",
-    required=True,
-    key="view",
-    persist_state="session",
-)
-st.caption(t("app.tagline"))
-trace = trace_or_stop(settings)
-
-if view == "overview":
-    for stage in STAGES:
-        show_stage(stage, trace, key="overview")
-        st.divider()
-else:
-    st.session_state.setdefault("stage", STAGE_NAMES[0])
-    if projector_mode():  # large type: the stage picker gets a row of its own
-        selector_column = st.container()
-        previous_column, _, next_column = st.columns([1, 2, 1], vertical_alignment="bottom")
-    else:
-        previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
-    previous_column.button(t("step.previous"), on_click=_move, args=(-1,), key=PREVIOUS_KEY, width="stretch")
-    next_column.button(t("step.next"), on_click=_move, args=(1,), key=NEXT_KEY, width="stretch")
+def stage_buttons(previous_place, next_place) -> None:
+    previous_place.button(t("step.previous"), on_click=_move, args=(-1,), key=PREVIOUS_KEY, width="stretch")
+    next_place.button(t("step.next"), on_click=_move, args=(1,), key=NEXT_KEY, width="stretch")
     stage_keys()  # ← / → click these buttons, whatever control has the focus
-    stage_name = selector_column.segmented_control(
+
+
+def stage_picker(place) -> str:
+    return place.segmented_control(
         t("step.stage"),
         STAGE_NAMES,
         format_func=option_label("stage.short"),
@@ -103,8 +100,54 @@ else:
         persist_state="session",
         width="stretch",
     )
-    index = STAGE_NAMES.index(stage_name)
-    show_stage(STAGES[index], trace, key="step")
+
+
+def title_row() -> str:
+    """The app's title and the view picker (steps / overview); returns the view."""
+    title_column, view_column = st.columns([1, 1] if projector_mode() else [3, 2], vertical_alignment="bottom")
+    title_column.title(t("app.title"))
+    view = view_column.segmented_control(
+        t("step.view"),
+        ["steps", "overview"],
+        format_func=option_label("step.view"),
+        default="steps",
+        required=True,
+        key="view",
+        persist_state="session",
+    )
+    st.caption(t("app.tagline"))
+    return view
+
+
+settings = controls()
+# On a projector the first screen is the lesson: the stage's title between Previous and Next,
+# then the whole heatmap; the formula, the explanation, the stage picker and the app's title
+# follow below (at 1280 × 720 nothing else fits above the matrix).
+projector_steps = projector_mode() and st.session_state.get("view", "steps") == "steps"
+view = "steps" if projector_steps else title_row()
+trace = trace_or_stop(settings)
+
+if view == "overview":
+    for stage in STAGES:
+        show_stage(stage, trace, key="overview")
+        st.divider()
+else:
+    st.session_state.setdefault("stage", STAGE_NAMES[0])
+    if projector_steps:
+        previous_column, title_column, next_column = st.columns([1, 3, 1], vertical_alignment="center")
+        stage_buttons(previous_column, next_column)
+        index = STAGE_NAMES.index(st.session_state["stage"])
+        stage = STAGES[index]
+        title_column.subheader(t(f"stage.{stage.name}.title"))
+        show_matrices(stage, trace, key="step")
+        st.latex(stage.formula)
+        stage_explanation(stage.name, trace)
+        stage_picker(st.container())
+    else:
+        previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
+        stage_buttons(previous_column, next_column)
+        index = STAGE_NAMES.index(stage_picker(selector_column))
+        show_stage(STAGES[index], trace, key="step")
     progress_column, play_column, speed_column = st.columns([3, 2, 2], vertical_alignment="center")
     progress_column.caption(t("step.progress", number=index + 1, total=len(STAGES)) + " · " + t("step.keys"))
     playing = play_column.toggle(t("step.autoplay"), key="autoplay")
@@ -117,3 +160,6 @@ else:
     else:
         stop_autoplay_clock()
     export_panel(trace, STAGES[index].matrices, key="step-export")
+    if projector_steps:
+        st.divider()
+        title_row()

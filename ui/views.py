@@ -59,8 +59,11 @@ TABLE_FULL_SIDE = 64
 (thousands of table cells are slow to send and impossible to read)."""
 
 
-def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False) -> None:
+def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False, square: bool = False) -> None:
     """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers.
+
+    `square`: in projector mode, square cells sized for the type instead of a height that fits
+    the screen (for pages where the matrix need not share the first screen).
 
     A large matrix gets a zoom window under its heatmap (and in its table) showing a chosen
     region's exact values; beyond MAX_DRAWN_SIDE the heatmap itself is drawn in blocks.
@@ -72,6 +75,8 @@ def matrix_view(trace: ToyTrace, name: str, key: str, side_by_side: bool = False
     with heatmap_tab:
         narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
         figure = heatmap(trace, name, text=text, style=style, show_numbers=False if narrow or large else None)
+        if square:
+            figure = restyle(figure, style)
         st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
         window = _zoom_window(values.shape, key=f"{key}-{name}") if large else None
         if window is not None:
