@@ -306,7 +306,7 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> None:
     heat = heatmaps[0]
     rows, columns = len(heat.y if heat.y is not None else heat.z), len(heat.x if heat.x is not None else heat.z[0])
     decimals = re.search(r"\.(\d)f", heat.texttemplate or "")
-    wanted = style.font_size + 10
+    wanted = 2 * style.font_size  # a row label's height, and room for tilted column labels
     if decimals:
         values = np.asarray(heat.z, dtype=float)
         signed = bool(np.any(values[np.isfinite(values)] < 0))
