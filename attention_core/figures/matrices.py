@@ -301,7 +301,13 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> None:
     number (numbers are dropped when the page is too narrow for them: the table has them) and
     tall enough for a label. Thumbnails (no tick labels) keep their size."""
     heatmaps = [trace for trace in figure.data if trace.type == "heatmap"]
-    if len(heatmaps) != 1 or (heatmaps[0].xaxis or "x") != "x" or figure.layout.xaxis.showticklabels is False:
+    if figure.layout.xaxis.showticklabels is False or not heatmaps:
+        return
+    if len(heatmaps) != 1 or (heatmaps[0].xaxis or "x") != "x":  # subplots: rows a line of type tall
+        rows = max(len(trace.y if trace.y is not None else trace.z) for trace in heatmaps)
+        needed = _chrome_height(style) + rows * (style.font_size + 8)
+        if rows <= DENSE_SIDE and (figure.layout.height or 0) < needed:
+            figure.update_layout(height=needed)
         return
     heat = heatmaps[0]
     rows, columns = len(heat.y if heat.y is not None else heat.z), len(heat.x if heat.x is not None else heat.z[0])
@@ -348,7 +354,12 @@ def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
         _resolved_scale(default.diverging): style.diverging,
         _resolved_scale(default.sequential): style.sequential,
     }
-    figure.update_layout(font={"size": style.font_size})
+    figure.update_layout(font={"size": style.font_size}, legend_font_size=style.font_size)
+    if figure.layout.title.text:
+        figure.update_layout(title_font_size=style.font_size)
+    for annotation in figure.layout.annotations or ():
+        if annotation.font.size is not None and annotation.font.size < style.font_size:
+            annotation.font.size = style.font_size
     for trace in figure.data:
         if trace.type == "heatmap":
             if trace.xgap:
