@@ -95,6 +95,8 @@ and a heatmap short enough to share the first screen with the stage's title and 
 
 DENSE_SIDE = 64
 """Beyond this many rows (columns), cells are drawn without gaps: gaps would hide them."""
+LABEL_EVERY_SIDE = 24
+"""Up to this many rows (columns) every one is labelled; beyond, Plotly thins the labels out."""
 MAX_DRAWN_SIDE = 200
 """Beyond this many rows or columns a matrix is drawn in blocks (a 2048 × 2048 matrix would
 be 4 million cells and ~20 MB of JSON); exact values stay available through a zoom window."""
@@ -273,9 +275,9 @@ def matrix_heatmap(
         xaxis={"title": {"text": column_title}, "type": "category", "tickangle": -45 if columns > 6 else 0},
         yaxis={"title": {"text": row_title}, "type": "category", "autorange": "reversed"},
     )
-    if columns <= DENSE_SIDE:  # every token labelled: Plotly would skip every other label when crowded
+    if columns <= LABEL_EVERY_SIDE:  # every token labelled: Plotly would skip every other label when crowded
         figure.update_xaxes(tickmode="array", tickvals=column_labels, ticktext=column_labels)
-    if rows <= DENSE_SIDE:
+    if rows <= LABEL_EVERY_SIDE:
         figure.update_yaxes(tickmode="array", tickvals=row_labels, ticktext=row_labels)
     return _axes_style(figure, style)
 
@@ -296,19 +298,20 @@ def numbers_fit(style: FigureStyle, columns: int, signed: bool, decimals: int = 
     return number_width(style, 2 + decimals + signed) <= (FIGURE_WIDTH - 12 * style.font_size) // max(columns, 1)
 
 
-def _fit_cells(figure: go.Figure, style: FigureStyle) -> None:
+def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
     """Size a one-heatmap figure's cells for the style's type: square, wide enough for a printed
     number (numbers are dropped when the page is too narrow for them: the table has them) and
-    tall enough for a label. Thumbnails (no tick labels) keep their size."""
+    tall enough for a label. Thumbnails (no tick labels) keep their size. Returns whether the
+    cells can be square (not when a page too narrow for them would squeeze the labelled rows)."""
     heatmaps = [trace for trace in figure.data if trace.type == "heatmap"]
     if figure.layout.xaxis.showticklabels is False or not heatmaps:
-        return
+        return True
     if len(heatmaps) != 1 or (heatmaps[0].xaxis or "x") != "x":  # subplots: rows a line of type tall
         rows = max(len(trace.y if trace.y is not None else trace.z) for trace in heatmaps)
         needed = _chrome_height(style) + rows * (style.font_size + 8)
         if rows <= DENSE_SIDE and (figure.layout.height or 0) < needed:
             figure.update_layout(height=needed)
-        return
+        return True
     heat = heatmaps[0]
     rows, columns = len(heat.y if heat.y is not None else heat.z), len(heat.x if heat.x is not None else heat.z[0])
     decimals = re.search(r"\.(\d)f", heat.texttemplate or "")
@@ -322,8 +325,10 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> None:
     if decimals and cell < wanted:
         heat.texttemplate = None  # too narrow for numbers: they would overlap
     cell = max(cell, 4)
+    row = cell if rows > DENSE_SIDE else max(cell, style.font_size + 8)  # a labelled row: a line of type
     margin = figure.layout.margin
-    figure.update_layout(height=_chrome_height(style) + rows * cell + (margin.t or 0) // 2)
+    figure.update_layout(height=_chrome_height(style) + rows * row + (margin.t or 0) // 2)
+    return row == cell
 
 
 def _axes_style(figure: go.Figure, style: FigureStyle, square: bool = False) -> go.Figure:
@@ -370,9 +375,8 @@ def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
                 trace.colorscale = palettes[trace.colorscale]
         if getattr(trace, "textfont", None) is not None and trace.textfont.size:
             trace.textfont.size = style.font_size
-    if style.square_cells:
-        _fit_cells(figure, style)
-    return _axes_style(figure, style, square=style.square_cells)
+    square = style.square_cells and _fit_cells(figure, style)
+    return _axes_style(figure, style, square=square)
 
 
 def _resolved_scale(name: str) -> tuple:

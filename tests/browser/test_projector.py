@@ -180,21 +180,25 @@ def _page_paths() -> list[str]:
 NOT_YET_FITTED = {
     "why-sqrt-dk": "the std-against-dk chart's axis title runs into its tick labels at 20 px",
     "real-model": "the one-cell bar chart keeps a fixed height: its token labels overlap at 20 px",
+    "cell": "the outlined weights figure keeps its own height: its row labels overlap at 20 px",
+}
+NOT_YET_FITTED_IN = {
+    ("your-numbers", "zh"): "long Chinese column labels of a 4-column matrix are not tilted and touch",
 }
 """Pages whose figures still fail the projector check (found by this test, not fixed yet)."""
 
 
 def _page_cases() -> list:
-    return [
-        pytest.param(path, marks=pytest.mark.xfail(reason=NOT_YET_FITTED[path], strict=True))
-        if path in NOT_YET_FITTED
-        else path
-        for path in _page_paths()
-    ]
+    cases = []
+    for path in _page_paths():
+        for lang in ("en", "zh"):
+            reason = NOT_YET_FITTED.get(path) or NOT_YET_FITTED_IN.get((path, lang))
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            cases.append(pytest.param(path, lang, marks=marks, id=f"{path or 'step'}-{lang}"))
+    return cases
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("path", _page_cases())
+@pytest.mark.parametrize(("path", "lang"), _page_cases())
 def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(page, path, lang):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{page.app_url}/{path}?display=projector&lang={lang}")
