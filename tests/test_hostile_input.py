@@ -109,11 +109,11 @@ INVISIBLE_CATEGORIES = {"Cc", "Cf", "Zs", "Zl", "Zp"}
 
 
 def _registered_pages() -> list[str]:
-    """Page names (pages/<name>.py) in app.py's PAGES tuple, read without running the app."""
+    """Page names (app_pages/<name>.py) in app.py's PAGES tuple, read without running the app."""
     tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "PAGES" for target in node.targets):
-            return [entry[0].removeprefix("pages/").removesuffix(".py") for entry in ast.literal_eval(node.value)]
+            return [entry[0].removeprefix("app_pages/").removesuffix(".py") for entry in ast.literal_eval(node.value)]
     raise AssertionError("app.py has no PAGES tuple")
 
 
@@ -143,7 +143,7 @@ def open_page(page: str = "step_through", *, query: dict | None = None, timeout:
         at.session_state[key] = value
     at.run()
     if page != "step_through" and not at.exception:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         at.run()
     return at
 

@@ -214,6 +214,8 @@ def test_export_offers_every_format_and_small_matrix_snippets():
 
 def test_arrow_keys_step_and_autoplay_is_offered():
     at = run_app()
-    assert {button.proto.shortcut.lower() for button in at.get("button")} >= {"left", "right"}
+    keys_script = [block for block in at.get("html") if "ArrowRight" in block.proto.body]
+    assert keys_script and keys_script[0].proto.unsafe_allow_javascript, "the ← / → listener is on the page"
+    assert {"previous", "next"} <= {button.key for button in at.button}, "and the buttons it clicks"
     at.toggle(key="autoplay").set_value(True).run()
     assert not at.exception

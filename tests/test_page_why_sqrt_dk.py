@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, ROOT, chart_ids, decode_array, heatmap_z, plotly_specs, run_app
+from apptest_helpers import ROOT, chart_ids, decode_array, heatmap_z, plotly_specs, run_app
 from streamlit.testing.v1 import AppTest
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
@@ -78,10 +78,9 @@ def run_in_chinese(**session_state) -> AppTest:
     format_func outside the script, where the language is unknown, and fail to match the
     Chinese options; a browser has no such step.
     """
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / f"{PAGE}.py"), default_timeout=60)  # the page alone
     for key, value in {"lang": "zh", **BASE, **session_state}.items():
         at.session_state[key] = value
-    at.switch_page(f"pages/{PAGE}.py")
     at.run()
     return at
 
@@ -272,6 +271,6 @@ def test_strings_have_both_languages_with_the_same_placeholders():
 
 
 def test_page_does_no_numpy_arithmetic():
-    source = (ROOT / "pages" / "why_sqrt_dk.py").read_text(encoding="utf-8")
+    source = (ROOT / "app_pages" / "why_sqrt_dk.py").read_text(encoding="utf-8")
     assert "numpy" not in source and "np." not in source
     assert not re.search(r"\w\s*@\s*\w", source)

@@ -118,6 +118,6 @@ def test_a_link_restores_each_pages_own_settings(page, query, key, expected):
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params.update(query)
     at.run()
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception
     assert at.session_state[key] == expected

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from attention_core.figures import PALETTE_COLOURS, PALETTES, PROJECTOR, FigureStyle, FigureText
@@ -20,20 +22,27 @@ def figure_style() -> FigureStyle:
     palette = st.session_state.get("palette", "blue-red")
     palette = palette if palette in PALETTES else "blue-red"
     base = PROJECTOR if projector_mode() else FigureStyle()
-    return FigureStyle(
-        font_size=base.font_size,
-        cell_gap=base.cell_gap,
-        row_height=base.row_height,
-        max_cells_with_numbers=base.max_cells_with_numbers,
-        palette=palette,
-    )
+    return dataclasses.replace(base, palette=palette)
 
 
 PROJECTOR_CSS = (
     "<style>html { font-size: 20px; } [data-testid='stSidebar'] { min-width: 340px; }"
-    " h1 { font-size: 2.2rem !important; }</style>"
+    " h1 { font-size: 2.2rem !important; }"
+    " [data-testid='stHeader'] { height: 3rem; background: transparent; }"
+    " [data-testid='stMainBlockContainer'] { padding: 3rem 1rem 2rem 1rem; }</style>"
 )
-"""Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page."""
+"""Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page;
+narrow page margins leave the width to the matrices (1280 × 720 has none to spare)."""
+
+
+def panels(count: int, stack: bool | None = None, **options) -> list:
+    """Places for `count` figures: side by side (columns), or one under the other when `stack`
+    (by default on a projector, where side-by-side figures would be too narrow for their labels)."""
+    if stack is None:
+        stack = projector_mode()
+    if stack or count == 1:
+        return [st.container() for _ in range(count)]
+    return st.columns(count, **options)
 
 
 def display_controls(sidebar) -> None:

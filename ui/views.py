@@ -78,11 +78,18 @@ TABLE_FULL_SIDE = 64
 
 
 def matrix_view(
-    trace: ToyTrace, name: str, key: str, side_by_side: bool = False, highlight: tuple[int, int] | None = None
+    trace: ToyTrace,
+    name: str,
+    key: str,
+    side_by_side: bool = False,
+    highlight: tuple[int, int] | None = None,
+    square: bool = False,
 ) -> None:
     """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers.
 
     `highlight` = (query i, key j) outlines what cell (i, j) is made of (see `heatmap`).
+    `square`: in projector mode, square cells sized for the type instead of a height that fits
+    the screen (for pages where the matrix need not share the first screen).
 
     A large matrix gets a zoom window under its heatmap (and in its table) showing a chosen
     region's exact values; beyond MAX_DRAWN_SIDE the heatmap itself is drawn in blocks.
@@ -96,6 +103,8 @@ def matrix_view(
         figure = heatmap(
             trace, name, text=text, style=style, show_numbers=False if narrow or large else None, highlight=highlight
         )
+        if square:
+            figure = restyle(figure, style)
         st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
         window = _zoom_window(values.shape, key=f"{key}-{name}") if large else None
         if window is not None:

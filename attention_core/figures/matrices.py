@@ -10,6 +10,7 @@ to [0, 1] so that steps compare; masked cells are grey gaps marked with ×.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +88,11 @@ class FigureStyle:
     """Print numbers in cells up to this many cells."""
     palette: str = "blue-red"
     """A key of PALETTES."""
+    max_height: int | None = None
+    """Tallest a matrix figure may be, in pixels (rows get shorter, never below the type size):
+    on a projector the whole heatmap must fit on the screen with the stage's buttons."""
+    square_cells: bool = False
+    """When restyling a finished figure: square cells sized for the type (no squeezed strips)."""
 
     @property
     def diverging(self) -> str:
@@ -97,12 +103,17 @@ class FigureStyle:
         return PALETTES[self.palette][1]
 
 
-PROJECTOR = FigureStyle(font_size=20, cell_gap=3, row_height=46, max_cells_with_numbers=1024)
-"""Readable from the back of a classroom on a 1280×720 projector."""
+PROJECTOR = FigureStyle(
+    font_size=20, cell_gap=3, row_height=46, max_cells_with_numbers=1024, max_height=480, square_cells=True
+)
+"""Readable from the back of a classroom on a 1280×720 projector: 20 px type (tick labels too),
+and a heatmap short enough to share the first screen with the stage's title and buttons."""
 
 
 DENSE_SIDE = 64
 """Beyond this many rows (columns), cells are drawn without gaps: gaps would hide them."""
+LABEL_EVERY_SIDE = 24
+"""Up to this many rows (columns) every one is labelled; beyond, Plotly thins the labels out."""
 MAX_DRAWN_SIDE = 200
 """Beyond this many rows or columns a matrix is drawn in blocks (a 2048 × 2048 matrix would
 be 4 million cells and ~20 MB of JSON); exact values stay available through a zoom window."""
@@ -198,8 +209,24 @@ def _outline(x0: float, x1: float, y0: float, y1: float, width: int) -> dict:
 
 
 def _row_height(rows: int, style: FigureStyle) -> int:
-    """Full height up to 16 rows; beyond, rows shrink so the figure stays about one screen tall."""
-    return style.row_height if rows <= 16 else max(2, style.row_height * 16 // rows)
+    """Full height up to 16 rows; beyond, rows shrink so the figure stays about one screen tall.
+    Under a height cap (projector) rows shrink to fit it, but stay a line of type tall while
+    they hold numbers or labels (up to 16 rows)."""
+    height = style.row_height if rows <= 16 else max(2, style.row_height * 16 // rows)
+    if style.max_height is not None:
+        fitting = (style.max_height - _chrome_height(style)) // max(rows, 1)
+        height = min(height, max(fitting, style.font_size + 6 if rows <= 16 else 2))
+    return height
+
+
+def _chrome_height(style: FigureStyle) -> int:
+    """Pixels of a matrix figure outside its cells: title, tick labels, axis titles."""
+    return 110 + 4 * style.font_size
+
+
+def _title_margin(style: FigureStyle) -> int:
+    """Room above the cells for the title: tighter under a height cap, where every row counts."""
+    return 20 + 3 * style.font_size // 2 if style.max_height is not None else 30 + 2 * style.font_size
 
 
 def matrix_heatmap(
@@ -248,6 +275,8 @@ def matrix_heatmap(
     rows, columns = shown.shape
     if show_numbers is None:
         show_numbers = rows * columns <= style.max_cells_with_numbers
+        if style.max_height is not None:  # projector: big numbers, or none (the table has them)
+            show_numbers = show_numbers and numbers_fit(style, columns, signed=bool(np.nanmin(shown) < 0))
 
     heat = dict(
         z=shown,
@@ -298,8 +327,8 @@ def matrix_heatmap(
         )
     layout = dict(
         title={"text": title, "x": 0.0, "xanchor": "left"} if title else {},
-        height=110 + 4 * style.font_size + rows * _row_height(rows, style),
-        margin={"l": 10, "r": 10, "t": 30 + 2 * style.font_size if title else 10, "b": 10},
+        height=_chrome_height(style) + rows * _row_height(rows, style),
+        margin={"l": 10, "r": 10, "t": _title_margin(style) if title else 10, "b": 10},
         plot_bgcolor=MASKED_GREY,
         font={"family": FONT_FAMILY, "size": style.font_size},
         xaxis={"title": {"text": column_title}, "type": "category", "tickangle": -45 if columns > 6 else 0},
@@ -308,9 +337,77 @@ def matrix_heatmap(
     shapes = highlight_shapes(rows, columns, tuple(highlight_rows), tuple(highlight_cells))
     if shapes:
         layout["shapes"] = shapes
+    if columns <= LABEL_EVERY_SIDE:  # every token labelled: Plotly would skip every other label when crowded
+        layout["xaxis"].update(tickmode="array", tickvals=column_labels, ticktext=column_labels)
+    if rows <= LABEL_EVERY_SIDE:
+        layout["yaxis"].update(tickmode="array", tickvals=row_labels, ticktext=row_labels)
     # The layout given to the constructor, not set afterwards with update_layout(): the same
     # figure, built about four times faster (update_layout parses every property path again).
-    return go.Figure(data=traces, layout=layout)
+    return _axes_style(go.Figure(data=traces, layout=layout), style)
+
+
+FIGURE_WIDTH = 900
+"""Width of a full-width figure on a 1280-pixel projector with the sidebar open; about twelve
+characters of type go to the row labels and the colour bar, the rest to the cells."""
+
+
+def number_width(style: FigureStyle, characters: int) -> int:
+    """Pixels a cell needs for a printed number of that many characters (a digit is about
+    half an em wide), with a little room on either side."""
+    return style.font_size * characters // 2 + 8
+
+
+def numbers_fit(style: FigureStyle, columns: int, signed: bool, decimals: int = 2) -> bool:
+    """Whether printed numbers fit side by side in `columns` full-width columns."""
+    return number_width(style, 2 + decimals + signed) <= (FIGURE_WIDTH - 12 * style.font_size) // max(columns, 1)
+
+
+def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
+    """Size a one-heatmap figure's cells for the style's type: square, wide enough for a printed
+    number (numbers are dropped when the page is too narrow for them: the table has them) and
+    tall enough for a label. Thumbnails (no tick labels) keep their size. Returns whether the
+    cells can be square (not when a page too narrow for them would squeeze the labelled rows)."""
+    heatmaps = [trace for trace in figure.data if trace.type == "heatmap"]
+    if figure.layout.xaxis.showticklabels is False or not heatmaps:
+        return True
+    if len(heatmaps) != 1 or (heatmaps[0].xaxis or "x") != "x":  # subplots: rows a line of type tall
+        rows = max(len(trace.y if trace.y is not None else trace.z) for trace in heatmaps)
+        needed = _chrome_height(style) + rows * (style.font_size + 8)
+        if rows <= DENSE_SIDE and (figure.layout.height or 0) < needed:
+            figure.update_layout(height=needed)
+        return True
+    heat = heatmaps[0]
+    rows, columns = len(heat.y if heat.y is not None else heat.z), len(heat.x if heat.x is not None else heat.z[0])
+    decimals = re.search(r"\.(\d)f", heat.texttemplate or "")
+    wanted = 2 * style.font_size  # a row label's height, and room for tilted column labels
+    if decimals:
+        values = np.asarray(heat.z, dtype=float)
+        signed = bool(np.any(values[np.isfinite(values)] < 0))
+        characters = 2 + int(decimals.group(1)) + signed  # "0.12", "-0.12"
+        wanted = max(wanted, number_width(style, characters))
+    cell = min(wanted, (FIGURE_WIDTH - 12 * style.font_size) // max(columns, 1))
+    if decimals and cell < wanted:
+        heat.texttemplate = None  # too narrow for numbers: they would overlap
+    cell = max(cell, 4)
+    row = cell if rows > DENSE_SIDE else max(cell, style.font_size + 8)  # a labelled row: a line of type
+    margin = figure.layout.margin
+    figure.update_layout(height=_chrome_height(style) + rows * row + (margin.t or 0) // 2)
+    return row == cell
+
+
+def _axes_style(figure: go.Figure, style: FigureStyle, square: bool = False) -> go.Figure:
+    """Tick labels at the style's type size (Streamlit's chart theme would set its own, smaller),
+    and square cells when asked."""
+    figure.update_xaxes(tickfont={"size": style.font_size}, title_font={"size": style.font_size})
+    figure.update_yaxes(tickfont={"size": style.font_size}, title_font={"size": style.font_size})
+    if square:
+        for trace in figure.data:
+            if trace.type == "heatmap":  # each subplot's y axis follows its own x axis
+                x_name, y_name = trace.xaxis or "x", trace.yaxis or "y"
+                figure.layout[x_name.replace("x", "xaxis", 1)].constrain = "domain"
+                y_axis = figure.layout[y_name.replace("y", "yaxis", 1)]
+                y_axis.update(scaleanchor=x_name, scaleratio=1, constrain="domain")
+    return figure
 
 
 def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
@@ -326,7 +423,12 @@ def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
         _resolved_scale(default.diverging): style.diverging,
         _resolved_scale(default.sequential): style.sequential,
     }
-    figure.update_layout(font={"size": style.font_size})
+    figure.update_layout(font={"size": style.font_size}, legend_font_size=style.font_size)
+    if figure.layout.title.text:
+        figure.update_layout(title_font_size=style.font_size)
+    for annotation in figure.layout.annotations or ():
+        if annotation.font.size is not None and annotation.font.size < style.font_size:
+            annotation.font.size = style.font_size
     for trace in figure.data:
         if trace.type == "heatmap":
             if trace.xgap:
@@ -337,7 +439,8 @@ def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
                 trace.colorscale = palettes[trace.colorscale]
         if getattr(trace, "textfont", None) is not None and trace.textfont.size:
             trace.textfont.size = style.font_size
-    return figure
+    square = style.square_cells and _fit_cells(figure, style)
+    return _axes_style(figure, style, square=square)
 
 
 def _resolved_scale(name: str) -> tuple:

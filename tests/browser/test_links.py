@@ -18,7 +18,7 @@ def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
     value = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").locator("input[type=range]")
     slider.focus()
     for expected in ("9", "10", "11"):  # dk 8 → 11, one step at a time: each press starts a run
-        slider.press("ArrowRight")
+        slider.press("ArrowUp")  # ← / → step the stages on this page
         page.wait_for_function(
             "([element, expected]) => element.value === expected", arg=[value.element_handle(), expected]
         )

@@ -36,7 +36,7 @@ def test_next_button_and_dk_slider_repaint_the_scores(page):
 
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
     slider.focus()
-    slider.press("ArrowRight")  # dk 8 → 9
+    slider.press("ArrowUp")  # dk 8 → 9 (on this page ← / → step the stages)
     after = wait_until_repainted(page, "QKᵀ", before["z"])
     np.testing.assert_allclose(np.array(after["z"]), build_toy_trace(ToySettings(dk=9)).attention.raw_scores)
     assert not page.console_errors

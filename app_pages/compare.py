@@ -9,7 +9,7 @@ from attention_core.figures.compare import difference_figure, weights_figure
 from attention_core.lessons.custom import changed_settings, weight_difference
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import colour_words, figure_text
+from ui.display import colour_words, figure_text, panels
 from ui.language import option_label, t
 from ui.lesson_views import untrained_note
 from ui.settings import PROJECTIONS
@@ -150,7 +150,7 @@ reset_column.button(
 )
 
 side_traces = {}
-for side, column in zip(SIDES, st.columns(2, gap="medium"), strict=True):
+for side, column in zip(SIDES, panels(2, gap="medium"), strict=True):  # stacked on a projector
     with column:
         with st.container(border=True):
             st.markdown(f"**{t(f'compare.side.{side}')}**")
@@ -162,7 +162,7 @@ trace_a, trace_b = side_traces["a"], side_traces["b"]
 difference = weight_difference(trace_a, trace_b)
 text = figure_text()
 
-for side, column in zip(SIDES, st.columns(2, gap="medium"), strict=True):
+for side, column in zip(SIDES, panels(2, gap="medium"), strict=True):  # stacked on a projector
     trace = side_traces[side]
     with column:
         chart(

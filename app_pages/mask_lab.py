@@ -11,7 +11,7 @@ from attention_core.lessons.mask_lab import MASK_PARTS, all_allowed, compare_fil
 from attention_core.toy import sentence_segments
 from ui.cache import trace_or_stop
 from ui.controls import SETTINGS, controls
-from ui.display import figure_text
+from ui.display import figure_text, panels, projector_mode
 from ui.language import option_label, t
 from ui.lesson_views import attention_use_buttons, attention_use_note, untrained_note
 from ui.views import chart, escape_markdown, matrix_view
@@ -189,7 +189,7 @@ def mask_combination(trace: ToyTrace, spec: MaskSpec) -> None:
     else:
         st.latex(r"M_{ij} = 1 \quad \forall\, i, j")
     text = figure_text()
-    parts_column, combined_column = st.columns(2, gap="medium")
+    parts_column, combined_column = panels(2, gap="medium")
     with parts_column:
         if not parts:
             st.caption(t("mask_lab.parts.empty"))
@@ -202,7 +202,7 @@ def mask_combination(trace: ToyTrace, spec: MaskSpec) -> None:
                     st.caption(t(f"mask_lab.part.{part.name}.rule"))
     with combined_column:
         st.markdown(f"**{t('mask_lab.combined')}**")
-        matrix_view(trace, "mask", key="mask_lab-main")
+        matrix_view(trace, "mask", key="mask_lab-main", square=True)
         st.caption(t("mask_lab.part.combined.rule"))
 
 
@@ -241,7 +241,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
         config={"displaylogo": False},
     )
     st.markdown(t("mask_lab.fully.whole"))
-    engine_column, fill_column = st.columns(2, gap="medium")
+    engine_column, fill_column = panels(2, gap="medium")
     for column, name, weights, output in (
         (engine_column, "engine", comparison.engine_weights, comparison.engine_output),
         (fill_column, "fill", comparison.fill_weights, comparison.fill_output),
@@ -255,7 +255,7 @@ def fully_masked_section(trace: ToyTrace) -> None:
                 trace.key_labels,
                 title=t(f"mask_lab.fully.{name}.title"),
                 text=text,
-                show_numbers=False if m > NARROW_COLUMNS else None,
+                show_numbers=False if m > NARROW_COLUMNS and not projector_mode() else None,
             )
             chart(figure, key=f"mask_lab-fill-{name}", config={"displaylogo": False})
             st.caption(t(f"mask_lab.fully.{name}.output"))
@@ -289,8 +289,8 @@ mask_combination(trace, spec)
 
 st.subheader(t("mask_lab.effect.title"))
 st.markdown(t("mask_lab.effect.explain"))
-for column, name in zip(st.columns(2, gap="medium"), ("masked_scores", "weights"), strict=True):
-    with column:
-        matrix_view(trace, name, key="mask_lab-main", side_by_side=True)
+for column, name in zip(panels(2, gap="medium"), ("masked_scores", "weights"), strict=True):
+    with column:  # one under the other on a projector: side by side the cells would be strips
+        matrix_view(trace, name, key="mask_lab-main", side_by_side=not projector_mode(), square=True)
 
 fully_masked_section(trace)

@@ -1,0 +1,124 @@
+"""A shared page link works as the very first request a freshly started server gets.
+
+A student clicks the teacher's link (say `/masks`) minutes after `streamlit run` started:
+the first run of the server process must show that page, with no "Page not found" dialog.
+Each page gets its own fresh server; they start side by side to keep the test short.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, _free_port, _wait_for_health
+from plotly_page import ARTIFACTS
+
+from ui.i18n import translate
+
+
+def _app_pages() -> list[tuple[str, str]]:
+    """(URL path, English title) of every page, read from app.py's PAGES table (not imported:
+    importing app.py would run the Streamlit app). The first page is the default one, whose
+    address is the root: Streamlit gives a default page no other path."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "PAGES" for target in node.targets)
+    )
+    return [
+        ("" if index == 0 else url_path, translate(title_key, "en"))
+        for index, (_, title_key, _, url_path) in enumerate(ast.literal_eval(table))
+    ]
+
+
+PAGES = _app_pages()
+
+DIALOG_RECORDER = """
+window.__dialogs = [];
+new MutationObserver(() => {
+    for (const dialog of document.querySelectorAll('[role="dialog"]')) {
+        const text = dialog.innerText.trim();
+        if (text && !window.__dialogs.includes(text)) window.__dialogs.push(text);
+    }
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+"""Records the text of every dialog that ever opens, even one closed again before the test looks."""
+
+
+@pytest.fixture(scope="module")
+def fresh_servers():
+    """One just-started `streamlit run app.py` per page, started together; none has served a run yet."""
+    processes, urls, logs = [], {}, []
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        for url_path, _ in PAGES:
+            port = _free_port()
+            log = (ARTIFACTS / f"fresh-server-{url_path or 'root'}.log").open("w")
+            logs.append(log)
+            process = subprocess.Popen(
+                [
+                    sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+                    "--server.headless", "true",
+                    "--server.port", str(port),
+                    "--server.address", "127.0.0.1",
+                    "--browser.gatherUsageStats", "false",
+                ],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            processes.append(process)
+            urls[url_path] = (f"http://127.0.0.1:{port}", process)
+        for url, process in urls.values():
+            _wait_for_health(url, process)
+        yield {url_path: url for url_path, (url, _) in urls.items()}
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        for log in logs:
+            log.close()
+
+
+@pytest.mark.parametrize(("url_path", "title"), PAGES, ids=[url_path or "root" for url_path, _ in PAGES])
+def test_a_page_link_is_the_first_request_of_a_fresh_server(browser, fresh_servers, url_path, title):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    tab = context.new_page()
+    tab.add_init_script(DIALOG_RECORDER)
+    try:
+        tab.goto(f"{fresh_servers[url_path]}/{url_path}")
+        current = tab.locator('[data-testid="stSidebarNav"] a[aria-current="page"]')
+        current.wait_for(timeout=60_000)
+        tab.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stApp\"]')"
+            ".getAttribute('data-test-script-state') === 'notRunning'",
+            timeout=90_000,
+        )
+        tab.wait_for_timeout(500)
+        dialogs = tab.evaluate("window.__dialogs")
+        assert not dialogs, f"/{url_path} on a fresh server opened a dialog: {dialogs}"
+        # the link holds the icon's ligature name, then the title
+        assert current.inner_text().strip().splitlines()[-1] == title, "the sidebar marks the requested page as current"
+        address = f"{fresh_servers[url_path]}/{url_path}".rstrip("/")
+        assert tab.url.split("?")[0].rstrip("/") == address, "the address bar keeps the link"
+        assert tab.locator('[data-testid="stMain"] h1').count() > 0, "the page drew its heading"
+        assert not tab.locator('[data-testid="stException"]').count()
+    finally:
+        tab.screenshot(path=str(ARTIFACTS / f"fresh-server-{url_path or 'root'}.png"))
+        context.close()
+
+
+def test_no_pages_folder_beside_the_app():
+    """The cause of the dialog: Streamlit treats a folder named `pages` beside the main script as
+    an old-style multipage app until the first `st.navigation` call of the server process, so the
+    first run looked the link up among the folder's file names and reported "Page not found".
+    The pages live in `app_pages/`; a `pages/` folder coming back (say, from a merge) brings the
+    dialog back."""
+    assert not (ROOT / "pages").exists(), "move the page files to app_pages/ (see README, Project layout)"

@@ -1,0 +1,221 @@
+"""Projector mode measured in Chromium at a projector's 1280 × 720, in English and Chinese.
+
+What a class at the back of the room needs: on the step-through's first screen the stage's
+title, Previous / Next and the whole heatmap; every label and number at 18 px or more; no two
+texts drawn over each other; on the mask lab square-ish cells. And at 1440 × 900 (a laptop
+on the projector, normal display) side-by-side stages keep every token label and their numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+from conftest import ROOT
+from plotly_page import ARTIFACTS, wait_for_app
+
+from attention_core import STAGES
+from ui.i18n import translate
+
+MIN_FONT_PX = 18
+
+FIGURES_JS = """
+() => {
+    // a text's ink as four corners on the screen: its own box (minus the line's empty ascent
+    // and descent), turned with the text (tick labels are often rotated)
+    const corners = (text) => {
+        const b = text.getBBox(), m = text.getScreenCTM(), dy = b.height * 0.2, dx = b.width * 0.03;
+        return [[b.x + dx, b.y + dy], [b.x + b.width - dx, b.y + dy], [b.x + b.width - dx, b.y + b.height - dy],
+                [b.x + dx, b.y + b.height - dy]].map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+    };
+    const box = (element) => { const r = element.getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width, height: r.height}; };
+    return Array.from(document.querySelectorAll('.js-plotly-plot')).map(graph => {
+        const texts = Array.from(graph.querySelectorAll('svg text'))
+            .filter(text => text.textContent.trim() && text.getBoundingClientRect().width > 0);
+        const cells = graph.querySelector('.heatmaplayer image, .hm image');
+        const z = (graph._fullData || []).filter(trace => trace.type === 'heatmap').map(trace => trace.z)[0] || [];
+        return {
+            title: (graph.layout && graph.layout.title && graph.layout.title.text) || '',
+            box: box(graph),
+            cells: cells ? box(cells) : null,
+            rows: z.length,
+            columns: z.length ? z[0].length : 0,
+            x_labels: Array.from(graph.querySelectorAll('.xtick text')).map(text => text.textContent),
+            y_labels: Array.from(graph.querySelectorAll('.ytick text')).map(text => text.textContent),
+            cell_numbers: Array.from(graph.querySelectorAll('.textpoint text, text.textpoint')).length
+                || texts.filter(text => /^-?\\d+\\.\\d+$/.test(text.textContent.trim())
+                    && !text.closest('.xtick, .ytick, .colorbar, .cbaxis')).length,
+            texts: texts.map(text => ({text: text.textContent.trim(), size: parseFloat(getComputedStyle(text).fontSize),
+                                       box: box(text), corners: corners(text),
+                                       colorbar: !!text.closest('.colorbar, .cbaxis, .cbtitle')})),
+        };
+    });
+}
+"""
+
+
+def _figures(page) -> list[dict]:
+    return page.evaluate(FIGURES_JS)
+
+
+def _inside_viewport(box: dict, page) -> bool:
+    viewport = page.viewport_size
+    inside_height = box["top"] >= 0 and box["bottom"] <= viewport["height"]
+    return inside_height and box["left"] >= 0 and box["right"] <= viewport["width"]
+
+
+def _quads_overlap(first: list, second: list) -> bool:
+    """Whether two convex quadrilaterals (corner lists) overlap: no edge direction separates them."""
+    for quad in (first, second):
+        for index in range(4):
+            (x1, y1), (x2, y2) = quad[index], quad[(index + 1) % 4]
+            axis = (y1 - y2, x2 - x1)
+            a = [axis[0] * x + axis[1] * y for x, y in first]
+            b = [axis[0] * x + axis[1] * y for x, y in second]
+            if max(a) <= min(b) + 0.5 or max(b) <= min(a) + 0.5:
+                return False
+    return True
+
+
+def overlapping_texts(figure: dict) -> list[tuple[str, str]]:
+    """Pairs of texts in a figure drawn over each other (their ink, rotation included)."""
+    texts = figure["texts"]
+    return [
+        (first["text"], second["text"])
+        for index, first in enumerate(texts)
+        for second in texts[index + 1:]
+        if _quads_overlap(first["corners"], second["corners"])
+    ]
+
+
+def _small_texts(figure: dict) -> list[tuple[str, float]]:
+    return [(text["text"], text["size"]) for text in figure["texts"] if text["size"] < MIN_FONT_PX]
+
+
+def _open(page, path: str, width: int = 1280, height: int = 720) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(page.app_url + path)
+    wait_for_app(page)
+    page.wait_for_timeout(800)
+
+
+STAGE_NAMES = [stage.name for stage in STAGES]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("stage", STAGE_NAMES)
+def test_step_through_first_screen_holds_title_buttons_and_the_whole_heatmap(page, stage, lang):
+    _open(page, f"/?display=projector&stage={stage}&lang={lang}")
+    title = translate(f"stage.{stage}.title", lang)
+    heading = page.locator('[data-testid="stMain"] h3').filter(has_text=title).first
+    title_box = heading.bounding_box()
+    assert title_box and title_box["y"] >= 0 and title_box["y"] + title_box["height"] <= 720, "the stage title"
+    for key in ("previous", "next"):
+        button = page.locator(f".st-key-{key} button").bounding_box()
+        assert button and button["y"] >= 0 and button["y"] + button["height"] <= 720, f"the {key} button"
+    figures = _figures(page)
+    first = figures[0]
+    assert _inside_viewport(first["box"], page), f"the heatmap {first['title']!r} is cut: {first['box']}"
+    assert len(first["y_labels"]) == first["rows"] and len(first["x_labels"]) == first["columns"], (
+        "every row and column labelled"
+    )
+    assert not _small_texts(first), f"text below {MIN_FONT_PX} px: {_small_texts(first)[:5]}"
+    assert not overlapping_texts(first), f"texts drawn over each other: {overlapping_texts(first)[:5]}"
+    if stage in ("embeddings", "weights"):
+        page.screenshot(path=str(ARTIFACTS / f"projector-{stage}-{lang}.png"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_mask_lab_in_projector_mode_has_square_cells_and_no_overlapping_text(page, lang):
+    _open(page, f"/masks?display=projector&lang={lang}&mask_lab_presets=causal,window")
+    _check_mask_lab_figures(page)
+    page.locator(".st-key-mask_lab_fully_example button").click(timeout=60_000)  # "Show an example: …"
+    page.wait_for_timeout(500)
+    wait_for_app(page)
+    page.wait_for_timeout(800)
+    figures = _check_mask_lab_figures(page)
+    comparison = next(figure for figure in figures if translate("mask_lab.fully.rows.title", lang) in figure["title"])
+    assert comparison["cell_numbers"] >= comparison["columns"], "the fully masked comparison shows its numbers"
+    page.screenshot(path=str(ARTIFACTS / f"projector-mask-lab-{lang}.png"))
+
+
+def _check_mask_lab_figures(page) -> list[dict]:
+    figures = _figures(page)
+    assert figures
+    for figure in figures:
+        label = re.sub(r"<[^>]+>", "", figure["title"])
+        assert not overlapping_texts(figure), f"{label}: texts drawn over each other: {overlapping_texts(figure)[:5]}"
+        if not figure["cells"] or not figure["rows"]:
+            continue
+        cell_width = figure["cells"]["width"] / figure["columns"]
+        cell_height = figure["cells"]["height"] / figure["rows"]
+        assert 0.6 <= cell_width / cell_height <= 1.7, f"{label}: cells {cell_width:.0f} × {cell_height:.0f} px"
+        if figure["y_labels"]:
+            assert not _small_texts(figure), f"{label}: text below {MIN_FONT_PX} px: {_small_texts(figure)[:5]}"
+    return figures
+
+
+@pytest.mark.parametrize("stage", ["qkv", "output"])
+def test_side_by_side_stages_keep_every_label_and_number_at_1440_by_900(page, stage):
+    _open(page, f"/?stage={stage}", width=1440, height=900)
+    figures = [figure for figure in _figures(page) if figure["rows"]][:3]
+    assert len(figures) == 3
+    for figure in figures:
+        label = re.sub(r"<[^>]+>", "", figure["title"])
+        assert len(figure["y_labels"]) == figure["rows"], f"{label}: a token label is missing"
+        assert len(figure["x_labels"]) == figure["columns"], f"{label}: a column label is missing"
+        assert figure["cell_numbers"] >= figure["rows"] * figure["columns"], f"{label}: cell numbers missing"
+        assert not overlapping_texts(figure), f"{label}: {overlapping_texts(figure)[:5]}"
+
+
+def _page_paths() -> list[str]:
+    """Every page's address, from app.py's PAGES table (the first page is the root)."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    table = next(node.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == "PAGES")
+    return ["" if index == 0 else entry[3] for index, entry in enumerate(ast.literal_eval(table))]
+
+
+NOT_YET_FITTED = {
+    "why-sqrt-dk": "the std-against-dk chart's axis title runs into its tick labels at 20 px",
+    "real-model": "the one-cell bar chart keeps a fixed height: its token labels overlap at 20 px",
+    "cell": "the outlined weights figure keeps its own height: its row labels overlap at 20 px",
+}
+NOT_YET_FITTED_IN = {
+    ("your-numbers", "zh"): "long Chinese column labels of a 4-column matrix are not tilted and touch",
+}
+"""Pages whose figures still fail the projector check (found by this test, not fixed yet)."""
+
+
+def _page_cases() -> list:
+    cases = []
+    for path in _page_paths():
+        for lang in ("en", "zh"):
+            reason = NOT_YET_FITTED.get(path) or NOT_YET_FITTED_IN.get((path, lang))
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            cases.append(pytest.param(path, lang, marks=marks, id=f"{path or 'step'}-{lang}"))
+    return cases
+
+
+@pytest.mark.parametrize(("path", "lang"), _page_cases())
+def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(page, path, lang):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{page.app_url}/{path}?display=projector&lang={lang}")
+    page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stApp\"]')"
+        ".getAttribute('data-test-script-state') === 'notRunning'",
+        timeout=120_000,
+    )
+    page.wait_for_timeout(1500)
+    if path != "quiz":  # every other page draws figures at once: wait until Plotly has drawn them
+        drawn = "() => document.querySelectorAll('.js-plotly-plot .main-svg').length > 0"
+        page.wait_for_function(drawn, timeout=60_000)
+        page.wait_for_timeout(1000)
+    for figure in _figures(page):
+        label = re.sub(r"<[^>]+>", "", figure["title"]) or "a figure"
+        ticks = [text for text in figure["texts"] if not text["colorbar"]]
+        small = [(text["text"], text["size"]) for text in ticks if text["size"] < MIN_FONT_PX]
+        assert not small, f"/{path}: {label}: text below {MIN_FONT_PX} px: {small[:5]}"
+        assert not overlapping_texts(figure), f"/{path}: {label}: {overlapping_texts(figure)[:5]}"
