@@ -65,7 +65,7 @@ def page_numbers(checkpoint, lengths, timeout: float = 600) -> list[tuple[int, f
     from streamlit.testing.v1 import AppTest
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
-    at = AppTest.from_file(str(ROOT / "pages" / "decoder.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "decoder.py"), default_timeout=timeout)
     at.run()  # loads the model and the head finder into the process's caches, as a server's first visitor does
     rows = []
     for length in lengths:

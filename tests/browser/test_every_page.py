@@ -39,7 +39,7 @@ def test_every_page_draws_without_errors_or_internet(page, path, url_path):
     _open(page, url_path)
     if path == "app_pages/quiz.py":  # the quiz draws nothing before the answer is revealed
         page.get_by_role("button", name="Reveal").wait_for(timeout=60_000)
-    elif path == "app_pages/decoder.py":  # the first visit reads and dequantizes the 98 MB model: slow on a busy machine
+    elif path == "app_pages/decoder.py":  # the first visit reads and dequantizes the 98 MB model
         wait_for_app(page, timeout=240_000)
     else:
         wait_for_app(page)
