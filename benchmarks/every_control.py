@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from every_control import app_pages, explore, run_scenario, url_scenarios  # noqa: E402
+from control_walk import app_pages, explore, run_scenario, url_scenarios  # noqa: E402
 
 
 def main() -> int:

@@ -14,7 +14,7 @@ import logging
 import numpy as np
 import pytest
 from apptest_helpers import APP
-from every_control import (
+from control_walk import (
     PICKER_TYPES,
     Move,
     Scenario,
