@@ -7,7 +7,7 @@ import streamlit as st
 from attention_core.figures import matrix_heatmap
 from attention_core.lessons.positional import positional_lesson, sinusoids, wavelengths
 from ui.cache import memo, trace_or_stop
-from ui.controls import controls
+from ui.controls import SETTINGS, controls
 from ui.display import figure_text
 from ui.language import t
 from ui.settings import DEFAULTS
@@ -22,7 +22,8 @@ def _load_repeated_example() -> None:
     st.session_state["text"] = DEFAULTS.text  # "The cat sat on the mat …": "The" and "the"
 
 
-settings = controls(max_tokens=POSITIONAL_MAX_TOKENS)
+# the page draws X with and without PE, so the sidebar's PE switch does nothing here
+settings = controls(max_tokens=POSITIONAL_MAX_TOKENS, uses=SETTINGS - {"positional"})
 st.title(t("page.positional"))
 st.markdown(t("positional.intro"))
 st.latex(
