@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-TEXT_LABEL = "Sentence (keys and values)"
+TEXT_LABEL = "Sentence"
 DK_LABEL = "dk: size of each query and key vector"
 DEFAULT_TEXT = "the cat sat on the mat"
 
