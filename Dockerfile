@@ -26,7 +26,7 @@ COPY app.py ./
 COPY .streamlit/config.toml .streamlit/config.toml
 COPY assets/ assets/
 COPY attention_core/ attention_core/
-COPY app_pages/ app_pages/
+COPY pages/ pages/
 COPY ui/ ui/
 
 # Numeric, so that Kubernetes (runAsNonRoot) can see that it is not root.

@@ -16,17 +16,17 @@ st.set_page_config(page_title=t("app.title"), page_icon=FAVICON, layout="wide")
 
 PAGES = (
     # (file, string key of the title, icon (Streamlit ships the Material font: no CDN), URL path)
-    ("app_pages/step_through.py", "page.step_through", ":material/footprint:", "step"),
-    ("app_pages/why_sqrt_dk.py", "page.why_sqrt_dk", ":material/straighten:", "why-sqrt-dk"),
-    ("app_pages/positional.py", "page.positional", ":material/format_list_numbered:", "positional"),
-    ("app_pages/follow_cell.py", "page.follow_cell", ":material/biotech:", "cell"),
-    ("app_pages/mask_lab.py", "page.mask_lab", ":material/theater_comedy:", "masks"),
-    ("app_pages/multi_head.py", "page.multi_head", ":material/hub:", "multi-head"),
-    ("app_pages/your_numbers.py", "page.your_numbers", ":material/edit_note:", "your-numbers"),
-    ("app_pages/compare.py", "page.compare", ":material/compare:", "compare"),
-    ("app_pages/quiz.py", "page.quiz", ":material/quiz:", "quiz"),
-    ("app_pages/real_model.py", "page.real_model", ":material/neurology:", "real-model"),
-    ("app_pages/decoder.py", "page.decoder", ":material/edit_square:", "decoder"),
+    ("pages/step.py", "page.step_through", ":material/footprint:", "step"),
+    ("pages/why-sqrt-dk.py", "page.why_sqrt_dk", ":material/straighten:", "why-sqrt-dk"),
+    ("pages/positional.py", "page.positional", ":material/format_list_numbered:", "positional"),
+    ("pages/cell.py", "page.follow_cell", ":material/biotech:", "cell"),
+    ("pages/masks.py", "page.mask_lab", ":material/theater_comedy:", "masks"),
+    ("pages/multi-head.py", "page.multi_head", ":material/hub:", "multi-head"),
+    ("pages/your-numbers.py", "page.your_numbers", ":material/edit_note:", "your-numbers"),
+    ("pages/compare.py", "page.compare", ":material/compare:", "compare"),
+    ("pages/quiz.py", "page.quiz", ":material/quiz:", "quiz"),
+    ("pages/real-model.py", "page.real_model", ":material/neurology:", "real-model"),
+    ("pages/decoder.py", "page.decoder", ":material/edit_square:", "decoder"),
 )
 
 navigation = st.navigation(

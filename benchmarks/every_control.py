@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from control_walk import app_pages, explore, run_scenario, url_scenarios  # noqa: E402
+from control_walk import explore, page_files, run_scenario, url_scenarios  # noqa: E402
 
 
 def main() -> int:
@@ -36,7 +36,7 @@ def main() -> int:
     options = parser.parse_args()
     logging.getLogger("streamlit").setLevel(logging.CRITICAL)
     os.chdir(ROOT)
-    pages = [f"app_pages/{name}.py" for name in options.pages] if options.pages else app_pages()
+    pages = [f"pages/{name}.py" for name in options.pages] if options.pages else page_files()
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(f"{'page':<24} {'controls':>9} {'links':>6} {'failed':>7} {'skipped':>8} {'seconds':>8}")
     failures, totals = [], [0, 0, 0, 0, 0.0]
@@ -51,7 +51,7 @@ def main() -> int:
         failures += failed
         row = [len(outcomes), len(links), len(failed), skipped, seconds]
         totals = [total + value for total, value in zip(totals, row, strict=True)]
-        name = page.removeprefix("app_pages/").removesuffix(".py")
+        name = page.removeprefix("pages/").removesuffix(".py")
         print(f"{name:<24} {row[0]:>9} {row[1]:>6} {row[2]:>7} {row[3]:>8} {row[4]:>8.0f}", flush=True)
     print(f"{'total':<24} {totals[0]:>9} {totals[1]:>6} {totals[2]:>7} {totals[3]:>8} {totals[4]:>8.0f}")
     for outcome in failures:

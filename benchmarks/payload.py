@@ -78,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     quiet_bare_mode_warnings()
     pages = args.pages or page_files()
-    views = [(page, page.removeprefix("app_pages/").removesuffix(".py"), {}) for page in pages]
+    views = [(page, page.removeprefix("pages/").removesuffix(".py"), {}) for page in pages]
     if page_files()[0] in pages:
         views.insert(1, (page_files()[0], "step_through (overview)", {"view": "overview"}))
     print(machine_line())

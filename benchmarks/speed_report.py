@@ -53,7 +53,7 @@ def commands(args) -> dict[str, list[str]]:
         "server_rerun": [sys.executable, str(HERE / "server_rerun.py"), "--sizes", "16",
                          *(["--repeats", "1"] if args.quick else [])],
         "payload_step_through": [sys.executable, str(HERE / "payload.py"), "--sizes", "16", "--pages",
-                                 "app_pages/step_through.py"],
+                                 "pages/step.py"],
         "many_users": [sys.executable, str(HERE / "many_users.py"), "--users", *(["2"] if args.quick else ["10", "30"]),
                        "--floor", "--duration", str(args.duration), "--settle", "3",
                        *(["--tokens", "4"] if args.quick else [])],

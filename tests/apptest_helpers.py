@@ -14,7 +14,7 @@ APP = ROOT / "app.py"
 
 
 def run_app(page: str | None = None, timeout: float = 60, **session_state) -> AppTest:
-    """Run the app (optionally switched to `app_pages/<page>.py`) with some session state preset.
+    """Run the app (optionally switched to `pages/<page>.py`) with some session state preset.
 
     Widget values are preset through their keys, as a user's earlier choices would be.
     """
@@ -23,7 +23,7 @@ def run_app(page: str | None = None, timeout: float = 60, **session_state) -> Ap
         at.session_state[key] = value
     at.run()
     if page is not None:
-        at.switch_page(f"app_pages/{page}.py")
+        at.switch_page(f"pages/{page}.py")
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -49,8 +49,8 @@ PICKER_TYPES = ("selectbox", "radio", "button_group")
 ONE_WORD = "cat"
 
 
-def app_pages() -> list[str]:
-    """The pages `app.py` hands to `st.navigation`, as `app_pages/<name>.py` paths, in menu order."""
+def page_files() -> list[str]:
+    """The pages `app.py` hands to `st.navigation`, as `pages/<name>.py` paths, in menu order."""
     tree = ast.parse(APP.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "PAGES" for target in node.targets):
@@ -80,7 +80,7 @@ class Scenario:
     query: tuple[tuple[str, str], ...] = ()
 
     def __str__(self) -> str:
-        parts = [self.page.removeprefix("app_pages/").removesuffix(".py")]
+        parts = [self.page.removeprefix("pages/").removesuffix(".py")]
         if self.query:
             parts.append("?" + "&".join(f"{key}={value[:20]}" for key, value in self.query))
         parts += [str(move) for move in self.moves]

@@ -23,8 +23,8 @@ BROWSER_PROBLEM = chromium_problem()
 RUNS = {
     # script: (arguments of a tiny run, words of the table header, start of the one expected row)
     "server_rerun.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "kept", "8↔9 ms"), "     16"),
-    "every_control.py": (["--pages", "follow_cell", "--limit", "3"], ("page", "controls", "failed"), "follow_cell "),
-    "payload.py": (["--sizes", "16", "--pages", "app_pages/step_through.py"], ("page", "Plotly MB"), "step_through  "),
+    "every_control.py": (["--pages", "cell", "--limit", "3"], ("page", "controls", "failed"), "cell "),
+    "payload.py": (["--sizes", "16", "--pages", "pages/step.py"], ("page", "Plotly MB"), "step_through  "),
     "browser_latency.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "median ms"), "     16"),
     "many_users.py": (
         ["--users", "2", "--duration", "3", "--settle", "0", "--tokens", "4", "--floor"],

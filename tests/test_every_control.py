@@ -18,10 +18,10 @@ from control_walk import (
     PICKER_TYPES,
     Move,
     Scenario,
-    app_pages,
     apply,
     explore,
     moves_of,
+    page_files,
     run_scenario,
     url_scenarios,
     widgets,
@@ -40,7 +40,7 @@ PAIRS_PER_PAGE = 15
 """Extreme × picker pairs (and moves on revealed widgets) run per page in CI, chosen with SEED."""
 SEED = 9
 
-PAGES = app_pages()
+PAGES = page_files()
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +62,7 @@ def _report(failures) -> str:
 
 # The crash that started issue 9: dk = 512 on a stage drawing Q or K (2 × 512 wide, ≤ 24 rows).
 ZOOM_CRASH = Scenario(
-    "app_pages/step_through.py",
+    "pages/step.py",
     (Move("dk", "number", MAX_DIM), Move("stage", "labels", ("2 · Q, K, V",))),
 )
 
@@ -85,7 +85,7 @@ def test_every_url_setting_at_its_extremes_in_a_link(page):
 
 def test_the_walk_finds_widgets_from_the_running_app():
     """The enumeration reads the page: the sidebar's dk slider at both ends, every stage."""
-    outcome = run_scenario(Scenario("app_pages/step_through.py"))
+    outcome = run_scenario(Scenario("pages/step.py"))
     found = {widget.key: widget for widget in widgets(outcome.at)}
     assert [move.value for move in moves_of(found["dk"])] == [1, MAX_DIM]
     assert len(moves_of(found["stage"])) == len(found["stage"].options) >= 7
@@ -168,13 +168,13 @@ def t_en(key: str, **values) -> str:
 
 def test_a_setting_greyed_out_on_one_page_keeps_its_value_for_the_others():
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("pages/step.py").run()
     at.slider(key="dk").set_value(5).run()
-    at.switch_page("app_pages/multi_head.py").run()
+    at.switch_page("pages/multi-head.py").run()
     assert at.slider(key="dk").disabled and at.slider(key="dk").value == 5
-    at.switch_page("app_pages/your_numbers.py").run()
+    at.switch_page("pages/your-numbers.py").run()
     assert at.slider(key="dk").disabled and at.slider(key="dk").value == 5
-    at.switch_page("app_pages/step_through.py").run()
+    at.switch_page("pages/step.py").run()
     assert not at.exception
     assert not at.slider(key="dk").disabled and at.slider(key="dk").value == 5
 
@@ -182,7 +182,7 @@ def test_a_setting_greyed_out_on_one_page_keeps_its_value_for_the_others():
 def test_why_sqrt_dk_says_which_dk_drives_which_section():
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.session_state["dk"] = 7
-    at.switch_page("app_pages/why_sqrt_dk.py").run()
+    at.switch_page("pages/why-sqrt-dk.py").run()
     experiment_dk = at.select_slider(key="why_dk").value
     assert experiment_dk != 7
     notes = [caption.value for caption in at.main.caption if "sidebar" in caption.value]
@@ -195,7 +195,7 @@ def test_why_sqrt_dk_says_which_dk_drives_which_section():
 def _quiz(mask_kind: str = "causal") -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.session_state["mask_kind"] = mask_kind
-    at.switch_page("app_pages/quiz.py").run()
+    at.switch_page("pages/quiz.py").run()
     assert not at.exception
     return at
 
@@ -242,7 +242,7 @@ def test_switching_the_kind_of_quiz_is_not_a_changed_question():
 
 def test_compare_box_names_the_comparison_on_show_until_a_side_is_changed_by_hand():
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.switch_page("app_pages/compare.py").run()
+    at.switch_page("pages/compare.py").run()
     box = at.selectbox(key="compare.preset")
     assert box.options[box.index] == t_en("compare.preset.scaled_vs_unscaled"), "the first visit's comparison"
     assert apply(at, Move("compare.preset", "label", t_en("compare.preset.dk_4_vs_64")))
@@ -274,7 +274,7 @@ def test_real_model_token_table_columns_fit_long_tokens():
     pytest.importorskip("tokenizers")
     at = AppTest.from_file(str(APP), default_timeout=240)
     at.session_state["rm_text"] = "The suitcase did not fit because it was too big"
-    at.switch_page("app_pages/real_model.py").run()
+    at.switch_page("pages/real-model.py").run()
     assert not at.exception
     if not at.dataframe:
         pytest.skip("no real-model checkpoint installed")

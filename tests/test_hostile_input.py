@@ -79,7 +79,7 @@ MESSAGE_ONLY = {  # inputs with nothing to draw: the page must say why
 OVER_CHARACTER_LIMIT = {"paste_1mb", "long_token_beyond_limit"}
 OVER_TOKEN_LIMIT = {"paste_1mb", "thousands_of_tokens", "thousands_of_emoji"}
 
-SENTENCE_PAGES = {"step_through", "follow_cell", "mask_lab", "multi_head", "compare"}
+SENTENCE_PAGES = {"step", "cell", "masks", "multi-head", "compare"}
 """Pages drawn from the sidebar sentence alone, which must say what is wrong with it in the
 app's shared words (others have their own messages or do not use the sentence)."""
 
@@ -109,11 +109,11 @@ INVISIBLE_CATEGORIES = {"Cc", "Cf", "Zs", "Zl", "Zp"}
 
 
 def _registered_pages() -> list[str]:
-    """Page names (app_pages/<name>.py) in app.py's PAGES tuple, read without running the app."""
+    """Page names (pages/<name>.py) in app.py's PAGES tuple, read without running the app."""
     tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "PAGES" for target in node.targets):
-            return [entry[0].removeprefix("app_pages/").removesuffix(".py") for entry in ast.literal_eval(node.value)]
+            return [entry[0].removeprefix("pages/").removesuffix(".py") for entry in ast.literal_eval(node.value)]
     raise AssertionError("app.py has no PAGES tuple")
 
 
@@ -133,7 +133,7 @@ def _show_error_details():
     streamlit_config.set_option("client.showErrorDetails", before)
 
 
-def open_page(page: str = "step_through", *, query: dict | None = None, timeout: float = 240, **session) -> AppTest:
+def open_page(page: str = "step", *, query: dict | None = None, timeout: float = 240, **session) -> AppTest:
     """The app on `page`, with some session state preset (as a user's earlier choices would be)
     and optionally a URL query on the first run."""
     at = AppTest.from_file(str(APP), default_timeout=timeout)
@@ -142,8 +142,8 @@ def open_page(page: str = "step_through", *, query: dict | None = None, timeout:
     for key, value in session.items():
         at.session_state[key] = value
     at.run()
-    if page != "step_through" and not at.exception:
-        at.switch_page(f"app_pages/{page}.py")
+    if page != "step" and not at.exception:
+        at.switch_page(f"pages/{page}.py")
         at.run()
     return at
 
@@ -322,7 +322,7 @@ def test_fully_masked_notice_on_step_through_shows_tokens_as_text():
 
 def test_fully_masked_rows_on_the_mask_lab_show_tokens_as_text():
     n = len(MARKUP_LABELS)
-    at = open_page("mask_lab", text=MARKUP_SENTENCE, mask_lab_presets=["padding"], mask_lab_pad=list(range(n)))
+    at = open_page("masks", text=MARKUP_SENTENCE, mask_lab_presets=["padding"], mask_lab_pad=list(range(n)))
     assert_no_exception(at, "mask lab fully masked")
     rendered = raw_labels_in_markdown(at, MARKUP_LABELS)
     assert not rendered, rendered
@@ -337,7 +337,7 @@ def test_compare_summary_shows_tokens_as_text():
 
 
 def test_follow_cell_titles_show_tokens_as_text():
-    at = open_page("follow_cell", text="$ $ *")
+    at = open_page("cell", text="$ $ *")
     assert_no_exception(at, "follow cell")
     labels = token_labels(tokenize("$ $ *"))
     rendered = raw_labels_in_markdown(at, labels)
@@ -351,7 +351,7 @@ def test_follow_cell_titles_show_tokens_as_text():
 def test_a_bad_typed_number_is_quoted_as_text(typed):
     """On "Type your own numbers" the error quotes the cell as typed; it must not render."""
     cells = {"q": [[typed, "1"], ["0", "1"]], "k": [["1", "0"], ["0", "1"]], "v": [["1", "0"], ["0", "1"]]}
-    at = open_page("your_numbers", **{"your_numbers.cells": cells})
+    at = open_page("your-numbers", **{"your_numbers.cells": cells})
     assert_no_exception(at, typed)
     errors = [element.value for element in at.error]
     assert errors, "the bad cell is reported"
@@ -368,7 +368,7 @@ def test_hostile_sentence_on_every_page(page, name):
     text = HOSTILE_TEXTS[name]
     at = open_page(page, text=text)
     assert_draws_or_explains(at, f"{page}/{name}", text)
-    if name in MESSAGE_ONLY and page not in ("your_numbers", "decoder"):  # those pages do not use the sentence
+    if name in MESSAGE_ONLY and page not in ("your-numbers", "decoder"):  # those pages do not use the sentence
         assert messages(at), f"{page}/{name}: the sentence cannot be drawn and nothing says why"
     if name in MESSAGE_ONLY and page in SENTENCE_PAGES:
         assert_says(at, MESSAGE_ONLY[name], f"{page}/{name}")

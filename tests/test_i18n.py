@@ -58,7 +58,7 @@ def test_every_literal_key_used_in_the_code_exists():
     """Keys written literally as t("...") in pages and ui must be defined."""
     strings = load_strings()
     used = set()
-    for path in [*ROOT.glob("app_pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py"]:
+    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py"]:
         used |= set(re.findall(r'\bt\(\s*"([a-z_][\w.]*)"', path.read_text(encoding="utf-8")))
     missing = sorted(key for key in used if key not in strings)
     assert not missing, missing

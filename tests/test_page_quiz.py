@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 from attention_core import ToySettings, build_toy_trace, token_labels, tokenize
 from ui.i18n import translate
 
-PAGE = ROOT / "app_pages" / "quiz.py"
-REGISTERED = '"app_pages/quiz.py"' in APP.read_text(encoding="utf-8")
+PAGE = ROOT / "pages" / "quiz.py"
+REGISTERED = '"pages/quiz.py"' in APP.read_text(encoding="utf-8")
 TEXT = ToySettings().text  # 11 tokens
 QUERY_TEXT = "猫坐在垫子上。"
 LIMIT = 12  # rows asked, as the page promises in its caption

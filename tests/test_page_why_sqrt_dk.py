@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 from attention_core.lessons.scaling import log_dk_steps, sample_dot_products, scaling_sweep
 
-PAGE = "why_sqrt_dk"
+PAGE = "why-sqrt-dk"
 SENTENCE = ToySettings().text
 # In AppTest the sidebar's sentence is empty after switch_page (not in a browser), so the
 # tests give it explicitly, as a user who typed it would.
@@ -78,7 +78,7 @@ def run_in_chinese(**session_state) -> AppTest:
     format_func outside the script, where the language is unknown, and fail to match the
     Chinese options; a browser has no such step.
     """
-    at = AppTest.from_file(str(ROOT / "app_pages" / f"{PAGE}.py"), default_timeout=60)  # the page alone
+    at = AppTest.from_file(str(ROOT / "pages" / f"{PAGE}.py"), default_timeout=60)  # the page alone
     for key, value in {"lang": "zh", **BASE, **session_state}.items():
         at.session_state[key] = value
     at.run()
@@ -271,6 +271,6 @@ def test_strings_have_both_languages_with_the_same_placeholders():
 
 
 def test_page_does_no_numpy_arithmetic():
-    source = (ROOT / "app_pages" / "why_sqrt_dk.py").read_text(encoding="utf-8")
+    source = (ROOT / "pages" / "why-sqrt-dk.py").read_text(encoding="utf-8")
     assert "numpy" not in source and "np." not in source
     assert not re.search(r"\w\s*@\s*\w", source)

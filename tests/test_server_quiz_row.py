@@ -35,7 +35,7 @@ def test_a_link_with_a_row_past_the_end_opens_on_the_last_row():
     at.query_params["quiz_mode"] = "sketch"
     at.query_params["quiz_row"] = "20"
     at.run()
-    at.switch_page("app_pages/quiz.py")
+    at.switch_page("pages/quiz.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert sketch_row(at).value == len(build_toy_trace(ToySettings()).query_tokens) - 1

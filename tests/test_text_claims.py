@@ -240,7 +240,7 @@ def test_with_q_equal_k_each_token_keeps_most_weight_and_twins_share_it():
 
 
 def test_the_step_through_states_the_self_weight_it_computes():
-    at = run_app(page="step_through", projection="identity", dk=64, stage="weights")
+    at = run_app(page="step", projection="identity", dk=64, stage="weights")
     trace = build_toy_trace(ToySettings(dk=64, projection="identity"))
     expected = np.diag(trace.attention.weights).mean()
     by_hand = np.diag(softmax_rows(trace.x_query @ trace.x_query.T / 8)).mean()
@@ -362,9 +362,9 @@ def test_the_multi_head_page_says_whether_head_one_is_the_single_head_now():
         return " ".join(c.value for c in at.caption)
 
     now, differs = strings("multi_head.one_head.first_is_single.now")["en"], "so the step-through page shows other"
-    at = run_app(page="multi_head")  # defaults: sidebar d_model 16, page d_model 64, 8 heads
+    at = run_app(page="multi-head")  # defaults: sidebar d_model 16, page d_model 64, 8 heads
     assert differs in caption(at) and now not in caption(at)
-    at = run_app(page="multi_head", d_model=64, dk=8)
+    at = run_app(page="multi-head", d_model=64, dk=8)
     assert now in caption(at) and differs not in caption(at)
 
 
@@ -393,7 +393,7 @@ def test_masked_cells_are_unmarked_before_the_mask_stage():
 @pytest.mark.parametrize("stage", ["raw_scores", "scaled_scores", "weights"])
 def test_the_step_through_page_marks_masked_cells_only_from_the_mask_stage(stage):
     """Read from the figure spec the page sends: stages 3 and 4 draw every score."""
-    at = run_app(page="step_through", mask_kind="causal", stage=stage, text="a b c d")
+    at = run_app(page="step", mask_kind="causal", stage=stage, text="a b c d")
     spec = plotly_specs(at)[0]
     z = heatmap_z(spec)
     lower = np.tril(np.ones((4, 4), dtype=bool))
@@ -408,7 +408,7 @@ def test_the_step_through_page_marks_masked_cells_only_from_the_mask_stage(stage
 
 
 def test_cross_attention_offers_no_causal_mask_and_says_why():
-    at = run_app(page="step_through", cross=True, query_text="le chat", mask_kind="causal")
+    at = run_app(page="step", cross=True, query_text="le chat", mask_kind="causal")
     radio = at.radio(key="mask_kind")
     assert "causal" not in radio.options and not any("Causal" in option for option in radio.options)
     assert radio.value == "none"
@@ -416,7 +416,7 @@ def test_cross_attention_offers_no_causal_mask_and_says_why():
 
 
 def test_cross_attention_shows_both_sentences_x_at_stage_one():
-    at = run_app(page="step_through", cross=True, query_text="le chat noir", stage="embeddings")
+    at = run_app(page="step", cross=True, query_text="le chat noir", stage="embeddings")
     titles = [spec["layout"]["title"]["text"] for spec in plotly_specs(at)]
     assert any(title.startswith("X → Q") and "3×" in title for title in titles), titles
     assert any(title.startswith("X → K, V") for title in titles), titles
@@ -466,7 +466,7 @@ def test_named_colours_are_the_palettes_own(palette):
 
 def test_the_score_colours_follow_the_palette_in_both_languages():
     for palette, positive in (("blue-red", "red"), ("viridis", "orange")):
-        at = run_app(page="step_through", stage="raw_scores", palette=palette)
+        at = run_app(page="step", stage="raw_scores", palette=palette)
         text = " ".join(m.value for m in at.markdown)
         assert f"{positive} positive" in text, palette
         at.segmented_control(key="lang").set_value("zh").run()
@@ -584,7 +584,7 @@ def test_an_unreadable_checkpoint_is_explained_in_chinese_with_the_original_mess
         raise checkpoint.CheckpointError("unreadable", "header too large for this file")
 
     monkeypatch.setattr(forward, "run_sentence", broken)
-    at = run_app(page="real_model", lang="zh", text="an unreadable checkpoint, a sentence seen once")
+    at = run_app(page="real-model", lang="zh", text="an unreadable checkpoint, a sentence seen once")
     assert [e.value for e in at.error] == [strings("real_model.error.other")["zh"]]
     captions = [c.value for c in at.caption]
     assert any(c.startswith("库给出的原始错误信息（英文）") and "header too large" in c for c in captions), captions

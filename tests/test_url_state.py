@@ -107,10 +107,10 @@ def test_page_settings_in_the_url_are_checked_too(query, values, problems):
 @pytest.mark.parametrize(
     ("page", "query", "key", "expected"),
     [
-        ("follow_cell", {"cell_i": "3", "cell_j": "5"}, "cell_j", 5),
-        ("why_sqrt_dk", {"why_dk": "256"}, "why_dk", 256),
-        ("mask_lab", {"mask_lab_presets": "causal,window", "mask_lab_window": "3"}, "mask_lab_window", 3),
-        ("multi_head", {"mh_d_model": "32", "mh_heads": "4", "mh_head": "2"}, "mh_head", 2),
+        ("cell", {"cell_i": "3", "cell_j": "5"}, "cell_j", 5),
+        ("why-sqrt-dk", {"why_dk": "256"}, "why_dk", 256),
+        ("masks", {"mask_lab_presets": "causal,window", "mask_lab_window": "3"}, "mask_lab_window", 3),
+        ("multi-head", {"mh_d_model": "32", "mh_heads": "4", "mh_head": "2"}, "mh_head", 2),
         ("compare", {"compare.b.dk": "4", "compare.b.scaled": "true"}, "compare.b.dk", 4),
     ],
 )
@@ -118,6 +118,6 @@ def test_a_link_restores_each_pages_own_settings(page, query, key, expected):
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.query_params.update(query)
     at.run()
-    at.switch_page(f"app_pages/{page}.py").run()
+    at.switch_page(f"pages/{page}.py").run()
     assert not at.exception
     assert at.session_state[key] == expected

@@ -211,12 +211,12 @@ def _memo(function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
 # (called by app.py) turns such names into weak references: a callback can still read
 # them while the cache holds them, and the session itself keeps only its small settings.
 
-PAGES_FOLDER = Path(__file__).resolve().parents[1] / "app_pages"
+PAGES_FOLDER = Path(__file__).resolve().parents[1] / "pages"
 _run = threading.local()
 
 
 def _note_page(result: Any) -> None:
-    """Remember that the page running in this thread (the nearest caller in app_pages/) was
+    """Remember that the page running in this thread (the nearest caller in pages/) was
     handed `result`; outside a page (tests, scripts) nothing is remembered."""
     frame = sys._getframe(2)
     while frame is not None and not str(frame.f_globals.get("__file__", "")).startswith(str(PAGES_FOLDER)):

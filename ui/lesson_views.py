@@ -19,8 +19,8 @@ from .views import chart, escape_markdown, token_picker
 DECODER_EXAMPLE = "猫坐在垫子上。"
 """The decoder's sentence loaded by the encoder–decoder button when none is typed (the bundled
 translation example's target)."""
-REAL_MODEL_PAGE = "app_pages/real_model.py"
-MASK_LAB_PAGE = "app_pages/mask_lab.py"
+REAL_MODEL_PAGE = "pages/real-model.py"
+MASK_LAB_PAGE = "pages/masks.py"
 TAB_LABELS = ("Q = X · W^Q", "K = X · W^K", "V = X · W^V")
 
 

@@ -29,7 +29,7 @@ from .language import t
 from .settings import DEFAULTS, DISPLAY_MODES, MASK_KINDS, PROJECTIONS
 
 DECODER_PROMPT = "The cat sat on the mat. The cat sat on the"
-"""The decoder page's default prompt (app_pages/decoder.py uses this one)."""
+"""The decoder page's default prompt (pages/decoder.py uses this one)."""
 DECODER_STAGES = tuple(_DECODER_STAGE_MATRICES)
 MAX_URL_TEXT = 20_000
 """Longest sentence kept in a link, in bytes once percent-encoded (a Chinese character takes

@@ -37,14 +37,14 @@ def _open(page, url_path: str, query: str = "") -> None:
 @pytest.mark.parametrize(("path", "url_path"), PAGES, ids=[path for path, _ in PAGES])
 def test_every_page_draws_without_errors_or_internet(page, path, url_path):
     _open(page, url_path)
-    if path == "app_pages/quiz.py":  # the quiz draws nothing before the answer is revealed
+    if path == "pages/quiz.py":  # the quiz draws nothing before the answer is revealed
         page.get_by_role("button", name="Reveal").wait_for(timeout=60_000)
-    elif path == "app_pages/decoder.py":  # the first visit reads and dequantizes the 98 MB model
+    elif path == "pages/decoder.py":  # the first visit reads and dequantizes the 98 MB model
         wait_for_app(page, timeout=240_000)
     else:
         wait_for_app(page)
     assert page.locator('[data-testid="stException"]').count() == 0
-    if path != "app_pages/quiz.py":
+    if path != "pages/quiz.py":
         assert any(graph["traces"] or graph["title"] for graph in graphs(page)), "a figure is drawn"
     assert not page.console_errors
     assert not page.external_requests, "nothing is loaded from a CDN or any other host"

@@ -18,7 +18,7 @@ from plotly_page import ARTIFACTS
 from ui.i18n import translate
 
 
-def _app_pages() -> list[tuple[str, str]]:
+def _pages() -> list[tuple[str, str]]:
     """(URL path, English title) of every page, read from app.py's PAGES table (not imported:
     importing app.py would run the Streamlit app). The first page is the default one, whose
     address is the root: Streamlit gives a default page no other path."""
@@ -34,7 +34,7 @@ def _app_pages() -> list[tuple[str, str]]:
     ]
 
 
-PAGES = _app_pages()
+PAGES = _pages()
 
 DIALOG_RECORDER = """
 window.__dialogs = [];
@@ -115,10 +115,20 @@ def test_a_page_link_is_the_first_request_of_a_fresh_server(browser, fresh_serve
         context.close()
 
 
-def test_no_pages_folder_beside_the_app():
-    """The cause of the dialog: Streamlit treats a folder named `pages` beside the main script as
-    an old-style multipage app until the first `st.navigation` call of the server process, so the
-    first run looked the link up among the folder's file names and reported "Page not found".
-    The pages live in `app_pages/`; a `pages/` folder coming back (say, from a merge) brings the
-    dialog back."""
-    assert not (ROOT / "pages").exists(), "move the page files to app_pages/ (see README, Project layout)"
+def test_every_page_file_is_named_after_its_address_and_routes_through_the_app():
+    """The cause of the dialog: until a server process first calls `st.navigation`, Streamlit
+    treats `pages/` beside app.py as an old-style multipage app and looks a link up among the
+    folder's file names. A page file named after its URL path is found there; its first call,
+    `run_through_app()`, then hands the run to app.py (see ui/first_run.py)."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "PAGES" for target in node.targets)
+    )
+    for path, _, _, url_path in ast.literal_eval(table):
+        assert path == f"pages/{url_path}.py", f"{path} should be named after its address /{url_path}"
+        page = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        statements = [node for node in page.body if not isinstance(node, (ast.Import, ast.ImportFrom))]
+        first_statement = statements[1]  # after the docstring
+        assert ast.unparse(first_statement) == "run_through_app()", f"{path} must begin with run_through_app()"

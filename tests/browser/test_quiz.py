@@ -13,8 +13,8 @@ from attention_core import ToySettings, build_toy_trace
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 pytestmark = pytest.mark.skipif(
-    '"app_pages/quiz.py"' not in APP.read_text(encoding="utf-8"),
-    reason="app_pages/quiz.py is not listed in app.py's PAGES yet, so there is no /quiz page to open",
+    '"pages/quiz.py"' not in APP.read_text(encoding="utf-8"),
+    reason="pages/quiz.py is not listed in app.py's PAGES yet, so there is no /quiz page to open",
 )
 TITLE = "Predict, then reveal"
 

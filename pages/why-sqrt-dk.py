@@ -35,8 +35,11 @@ from attention_core.lessons.scaling import (
 from ui.cache import memo, trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text
+from ui.first_run import run_through_app
 from ui.language import t
 from ui.views import chart, fully_masked_notice
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 DKS = log_dk_steps(1024)  # the experiment's dks: 1, 2, 4, …, 1024
 HISTOGRAM_PAIRS = 4000  # query–key pairs in the histograms

@@ -9,9 +9,12 @@ from attention_core.lessons.positional import positional_lesson, sinusoids, wave
 from ui.cache import memo, trace_or_stop
 from ui.controls import SETTINGS, controls
 from ui.display import figure_text
+from ui.first_run import run_through_app
 from ui.language import t
 from ui.settings import DEFAULTS
 from ui.views import chart, escape_markdown
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 SINUSOID_POSITIONS = 64  # positions drawn in the sinusoid heatmap: enough to see the slow columns move
 POSITIONAL_MAX_TOKENS = 128  # longer input is cut (with a notice): rows of E and X beyond are unreadable

@@ -12,9 +12,12 @@ from attention_core.lessons.quiz import MAX_ASKED_ROWS, question, score_guesses,
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_style, figure_text
+from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.lesson_views import untrained_note
 from ui.views import chart, escape_markdown, token_picker
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 QUIZ_MAX_TOKENS = 64  # longer input is cut (with a notice): long sentences make poor questions
 

@@ -12,9 +12,12 @@ from attention_core.toy import sentence_segments
 from ui.cache import trace_or_stop
 from ui.controls import SETTINGS, controls
 from ui.display import figure_text, panels, projector_mode
+from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.lesson_views import attention_use_buttons, attention_use_note, untrained_note
 from ui.views import chart, escape_markdown, matrix_view
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 MASK_LAB_MAX_TOKENS = 64  # longer input is cut (with a notice): the hand-drawn grid has one checkbox per cell
 

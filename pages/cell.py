@@ -21,9 +21,12 @@ from attention_core.lessons.cell import CellTrace, follow_cell
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text
+from ui.first_run import run_through_app
 from ui.language import t
 from ui.lesson_views import untrained_note
 from ui.views import chart, escape_markdown, token_picker
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in the softmax and output steps
 

@@ -12,8 +12,11 @@ from attention_core.real_model.heads import head_trace, remask_head, shown_posit
 from ui.cache import memo
 from ui.controls import controls
 from ui.display import colour_words, figure_text
+from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.views import chart, fully_masked_notice, matrix_view, token_picker
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 try:  # the cell-by-cell view is an optional part of the engine
     from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex

@@ -16,8 +16,11 @@ from attention_core.lessons.custom import (
 )
 from attention_core.stages import stage_by_name
 from ui.controls import controls
+from ui.first_run import run_through_app
 from ui.language import language, option_label, t
 from ui.views import escape_markdown, fully_masked_notice, matrix_view
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 # Session keys (plain values, not widgets; a page's bare strings would be drawn, hence comments):
 CELLS = "your_numbers.cells"  # the typed tables {"q", "k", "v"}: lists of rows, as last seen in the editors

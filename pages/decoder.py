@@ -14,9 +14,12 @@ from attention_core.figures.decoder import DecoderFigureText, head_grid, predict
 from ui.cache import decoder_checkpoint, decoder_greedy, decoder_head_scores, decoder_run
 from ui.controls import controls
 from ui.display import figure_style, figure_text
+from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.url import DECODER_PROMPT, write_url
 from ui.views import chart, escape_markdown, export_panel, matrix_view, token_picker
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 try:  # the cell-by-cell view is an optional part of the engine
     from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
@@ -294,7 +297,7 @@ def head_finder(path: str, layer: int, head: int, words: DecoderFigureText) -> N
     )
 
 
-settings = controls()
+controls(uses=())  # the trained decoder has its own prompt, sizes, weights and causal mask
 st.title(t("page.decoder"))
 st.caption(t("decoder.tagline"))
 path = gguf_or_stop()

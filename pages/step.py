@@ -10,6 +10,7 @@ from ui.autoplay import autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import colour_words, panels, projector_mode
+from ui.first_run import run_through_app
 from ui.keys import NEXT_KEY, PREVIOUS_KEY, stage_keys
 from ui.language import option_label, t
 from ui.lesson_views import (
@@ -21,6 +22,8 @@ from ui.lesson_views import (
     untrained_note,
 )
 from ui.views import export_panel, fully_masked_notice, matrix_view
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 STAGE_NAMES = [stage.name for stage in STAGES]
 

@@ -10,10 +10,13 @@ from attention_core.lessons.custom import changed_settings, weight_difference
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import colour_words, figure_text, panels
+from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.lesson_views import untrained_note
 from ui.settings import PROJECTIONS
 from ui.views import chart, escape_markdown, fully_masked_notice
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 COMPARE_MAX_TOKENS = 128  # longer input is cut (with a notice): both sides and their difference are drawn cell by cell
 

@@ -19,10 +19,13 @@ from attention_core.toy_multihead import (
 from ui.cache import memo
 from ui.controls import SETTINGS, controls
 from ui.display import colour_words, figure_style, figure_text
+from ui.first_run import run_through_app
 from ui.i18n import translate
 from ui.language import language, option_label, t
 from ui.lesson_views import untrained_note
 from ui.views import chart, fully_masked_notice, matrix_view
+
+run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
 MULTI_HEAD_MAX_TOKENS = 64  # longer input is cut (with a notice): every head's weights are drawn side by side
 
