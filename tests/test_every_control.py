@@ -92,6 +92,17 @@ def test_the_walk_finds_widgets_from_the_running_app():
     assert ZOOM_CRASH.moves[1].value[0] in found["stage"].options, "the stage label the crash test sends is shown"
 
 
+def test_each_walk_opens_the_page_it_names():
+    """A walk of one page must not draw another: each page has its own first heading (the
+    walk once drew the step-through for every page whose file name was not its address)."""
+    headings = {}
+    for page in PAGES:
+        at = run_scenario(Scenario(page)).at
+        headings[page] = at.main.title[0].value if at.main.title else None
+    assert None not in headings.values(), headings
+    assert len(set(headings.values())) == len(PAGES), headings
+
+
 # --- §5: the sidebar shows only what a page uses -----------------------------------------------
 
 
