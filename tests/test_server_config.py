@@ -254,3 +254,15 @@ def test_replica_script_is_valid_bash_and_fills_every_placeholder():
 )
 def test_nginx_template_has_websocket_and_stickiness_directives(directive):
     assert directive in (ROOT / "deploy" / "nginx.conf.template").read_text()
+
+
+def test_the_nginx_policy_allows_the_arrow_key_script_by_its_current_hash():
+    """Any edit of ui/keys.py's script changes its hash: the policy must follow, or the proxied
+    app loses its arrow keys (Chromium blocks the script; tests/browser/test_server_proxy.py)."""
+    from ui.keys import script_hash
+
+    policy = next(
+        line for line in (ROOT / "deploy" / "nginx.conf.template").read_text().splitlines()
+        if "Content-Security-Policy" in line and not line.strip().startswith("#")
+    )
+    assert "script-src 'self' 'sha256-" in policy and script_hash() in policy

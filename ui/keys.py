@@ -8,14 +8,16 @@ the key there and clicks Previous or Next instead.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 import streamlit as st
 
 PREVIOUS_KEY = "previous"
 NEXT_KEY = "next"
 """Widget keys of the two stage buttons; Streamlit marks their containers `st-key-<key>`."""
 
-STAGE_KEYS_JS = """
-<script>
+STAGE_KEYS_SCRIPT = """
 (() => {
   if (window.__stageKeys) return;  // installed once per browser tab, whatever reruns follow
   window.__stageKeys = true;
@@ -41,10 +43,16 @@ STAGE_KEYS_JS = """
     if (!button.disabled) button.click();
   }, true);
 })();
-</script>
 """.replace("PREVIOUS_KEY", PREVIOUS_KEY).replace("NEXT_KEY", NEXT_KEY)
+"""The listener. A Content-Security-Policy must allow it by its hash, `script_hash()`."""
+
+
+def script_hash() -> str:
+    """The CSP source that allows exactly this inline script ('sha256-…'; deploy/nginx.conf.template)."""
+    digest = hashlib.sha256(STAGE_KEYS_SCRIPT.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def stage_keys() -> None:
     """Install the page's ← / → listener (once per tab; later runs find it installed)."""
-    st.html(STAGE_KEYS_JS, unsafe_allow_javascript=True)
+    st.html(f"<script>{STAGE_KEYS_SCRIPT}</script>", unsafe_allow_javascript=True)

@@ -147,10 +147,6 @@ def _wait_for_labels(page, expected: list[str], timeout: float = 30) -> list[str
     return labels
 
 
-@pytest.mark.xfail(
-    reason="the nginx CSP's script-src does not yet allow the arrow-key listener's inline script (ui/keys.py)",
-    strict=False,
-)
 def test_replicas_behind_nginx_keep_each_browser_on_one_replica_and_sessions_apart(browser, tmp_path):
     started = time.monotonic()
     run_dir = tmp_path / "run"

@@ -155,10 +155,6 @@ def test_the_longest_links_pass_the_proxy(proxied):
     assert _get(url + "/multi-head?" + urllib.parse.urlencode(longest))[0] == 200
 
 
-@pytest.mark.xfail(
-    reason="the nginx CSP's script-src does not yet allow the arrow-key listener's inline script (ui/keys.py)",
-    strict=False,
-)
 def test_the_app_works_in_chromium_under_the_policy_and_cannot_be_framed(proxied, browser, black_hole):
     url, _ = proxied
     context = browser.new_context(viewport={"width": 1280, "height": 720})
