@@ -71,7 +71,7 @@ def test_layer_norm_by_hand():
 
 
 def test_without_the_package_the_locator_says_so(monkeypatch):
-    monkeypatch.setattr(checkpoint_module, "_package_folders", lambda: [])
+    monkeypatch.setattr(checkpoint_module, "installed_folders", lambda *package: [])
     assert locate_checkpoint() is None
     with pytest.raises(CheckpointError) as problem:
         load_checkpoint()

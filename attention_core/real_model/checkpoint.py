@@ -74,22 +74,22 @@ def _is_checkpoint_folder(folder: Path) -> bool:
     return all((folder / name).is_file() for name in CHECKPOINT_FILES)
 
 
-def _package_folders() -> list[Path]:
-    """Folders where the checkpoint package is installed, found without importing it."""
+def installed_folders(module: str, distribution: str, file_name: str) -> list[Path]:
+    """Folders of an installed package that may hold `file_name`, found without importing it:
+    the module's own folders, then each folder where the distribution's record lists such a file
+    (a data-only package may install no module at all)."""
     folders: list[Path] = []
     try:
-        spec = importlib.util.find_spec(CHECKPOINT_MODULE)  # a top-level lookup runs none of its code
+        spec = importlib.util.find_spec(module)  # a top-level lookup runs none of its code
     except (ImportError, ValueError):
         spec = None
     if spec is not None and spec.submodule_search_locations:
         folders.extend(Path(location) for location in spec.submodule_search_locations)
     try:
-        distribution = importlib.metadata.distribution(CHECKPOINT_DISTRIBUTION)
+        record = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
         return folders
-    for file in distribution.files or ():
-        if file.name == "config.json" and file.parent.name == "model":
-            folders.append(Path(distribution.locate_file(file)).parent.parent)
+    folders.extend(Path(record.locate_file(file)).parent for file in record.files or () if file.name == file_name)
     return folders
 
 
@@ -98,7 +98,8 @@ def locate_checkpoint() -> Path | None:
 
     A complete folder first; else an incomplete one (the package is installed but a file is
     missing), so that `load_checkpoint` says which file, not "not installed"."""
-    folders = [package / "model" for package in _package_folders()]
+    found = installed_folders(CHECKPOINT_MODULE, CHECKPOINT_DISTRIBUTION, "config.json")
+    folders = [folder if folder.name == "model" else folder / "model" for folder in found]
     for folder in folders:
         if _is_checkpoint_folder(folder):
             return folder
