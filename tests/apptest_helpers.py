@@ -29,6 +29,29 @@ def run_app(page: str | None = None, timeout: float = 60, **session_state) -> Ap
     return at
 
 
+def run_page_alone(page: Path, timeout: float = 120, **session_state) -> AppTest:
+    """Run one page file on its own (not through app.py's menu) with some session state preset."""
+    at = AppTest.from_file(str(page), default_timeout=timeout)
+    for key, value in session_state.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def page_text(at: AppTest) -> str:
+    """The page's prose: its title, subheaders, Markdown and captions."""
+    return " ".join(element.value for kind in ("markdown", "caption", "subheader", "title") for element in at.get(kind))
+
+
+def spec_ending(at: AppTest, suffix: str) -> dict:
+    """The figure spec of the chart whose key ends with `suffix`."""
+    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
+        if chart_id.endswith(suffix):
+            return spec
+    raise AssertionError(f"no chart ending in {suffix}: {chart_ids(at)}")
+
+
 def plotly_specs(at: AppTest) -> list[dict]:
     """The JSON spec of every Plotly chart on the current page, in page order."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import ROOT, chart_ids, heatmap_z, plotly_specs
+from apptest_helpers import ROOT, chart_ids, heatmap_z, page_text, run_page_alone, spec_ending
 from streamlit.testing.v1 import AppTest
 
 from attention_core.decoder import checkpoint as checkpoint_module
@@ -28,23 +28,7 @@ def model():
 
 
 def run_page(**session_state) -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=180)
-    for key, value in session_state.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def spec_of(at: AppTest, suffix: str) -> dict:
-    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
-        if chart_id.endswith(suffix):
-            return spec
-    raise AssertionError(f"no chart ending in {suffix}: {chart_ids(at)}")
-
-
-def all_text(at: AppTest) -> str:
-    return " ".join(element.value for kind in ("markdown", "caption", "subheader", "title") for element in at.get(kind))
+    return run_page_alone(PAGE, timeout=180, **session_state)
 
 
 def engine_run(model, text: str):
@@ -60,7 +44,7 @@ def test_page_runs_in_both_languages_and_shows_every_part(model, lang):
     for part in ("dec-predictions", "dec-overview", "dec-gqa-0", "dec-gqa-2", "dec-step-weights",
                  "dec-cell-locator", "dec-cell-softmax", "dec-finder-grid", "dec-finder-pattern"):
         assert any(chart_id.endswith(part) for chart_id in ids), part
-    text = all_text(at)
+    text = page_text(at)
     assert ("走进解码器" in text and "因果掩码" in text) if lang == "zh" else "Inside a decoder" in text
 
 
@@ -71,24 +55,24 @@ def test_top_prediction_sentence_states_the_softmax_of_the_logits(model):
     probabilities = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
     best = int(np.argmax(logits))
     assert model.tokenizer.id_to_token(best) == "Ġmat"
-    assert f"**␣mat** ({probabilities[best]:.1%})" in all_text(at)
-    bars = spec_of(at, "dec-predictions")["data"][0]
+    assert f"**␣mat** ({probabilities[best]:.1%})" in page_text(at)
+    bars = spec_ending(at, "dec-predictions")["data"][0]
     np.testing.assert_allclose(np.array(bars["x"], dtype=float), np.sort(probabilities)[::-1][:10], rtol=1e-5)
 
 
 def test_picking_layer_2_head_5_shows_that_heads_weights(model):
     at = run_page()
-    before = heatmap_z(spec_of(at, "dec-step-weights"))
+    before = heatmap_z(spec_ending(at, "dec-step-weights"))
     at.slider(key="dec_layer").set_value(2).run()
     at.segmented_control(key="dec_head").set_value(5).run()
     assert not at.exception
     expected = engine_run(model, DEFAULT_PROMPT).layers[1].attention_weights[4]  # 0-based
-    drawn = heatmap_z(spec_of(at, "dec-step-weights"))
+    drawn = heatmap_z(spec_ending(at, "dec-step-weights"))
     causal = np.tril(np.ones_like(expected, dtype=bool))
     np.testing.assert_allclose(drawn[causal], expected[causal], rtol=1e-6)
     assert np.isnan(drawn[~causal]).all()  # the masked future: gaps
     assert not np.allclose(np.nan_to_num(before), np.nan_to_num(drawn))
-    assert spec_of(at, "dec-step-weights")["data"][0]["y"][:2] == ["0:The", "1:␣cat"]
+    assert spec_ending(at, "dec-step-weights")["data"][0]["y"][:2] == ["0:The", "1:␣cat"]
 
 
 def test_rotary_and_norm_steps_show_before_and_after(model):
@@ -98,9 +82,9 @@ def test_rotary_and_norm_steps_show_before_and_after(model):
     from attention_core.decoder.forward import layer_detail
 
     detail = layer_detail(engine_run(model, DEFAULT_PROMPT), 18)
-    np.testing.assert_allclose(heatmap_z(spec_of(at, "dec-step-rotary-q")), detail.q[6], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(heatmap_z(spec_ending(at, "dec-step-rotary-q")), detail.q[6], rtol=1e-5, atol=1e-6)
     at = run_page(dec_stage="qkv")
-    np.testing.assert_allclose(heatmap_z(spec_of(at, "dec-step-qkv-q")), detail.q_before_rotary[6], rtol=1e-5,
+    np.testing.assert_allclose(heatmap_z(spec_ending(at, "dec-step-qkv-q")), detail.q_before_rotary[6], rtol=1e-5,
                                atol=1e-6)
     at = run_page(dec_stage="embeddings")
     ids = chart_ids(at)
@@ -126,7 +110,7 @@ def test_greedy_steps_append_the_most_likely_tokens(model):
         ids.append(int(np.argmax(run_decoder(model, encode_ids(model, ids)).next_logits)))
     expected = model.tokenizer.decode(ids[-2:])
     assert expected == " mat."
-    assert "the **mat\\.**" in all_text(at)  # the prompt, a space, then the two new tokens in bold
+    assert "the **mat\\.**" in page_text(at)  # the prompt, a space, then the two new tokens in bold
 
 
 def test_finder_button_opens_the_strongest_previous_token_head(model):
@@ -139,7 +123,7 @@ def test_finder_button_opens_the_strongest_previous_token_head(model):
     at.button(key="dec-open-strongest").click().run()
     assert not at.exception
     assert (at.session_state["dec_layer"], at.session_state["dec_head"]) == (layer + 1, head + 1)
-    drawn = heatmap_z(spec_of(at, "dec-step-weights"))
+    drawn = heatmap_z(spec_ending(at, "dec-step-weights"))
     expected = engine_run(model, DEFAULT_PROMPT).layers[layer].attention_weights[head]
     causal = np.tril(np.ones_like(expected, dtype=bool))
     np.testing.assert_allclose(drawn[causal], expected[causal], rtol=1e-6)

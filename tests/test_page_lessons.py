@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_ids, plotly_specs, run_app
+from apptest_helpers import chart_ids, plotly_specs, run_app, spec_ending
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 
@@ -19,13 +19,6 @@ def _bmatrices(latex: str) -> list[np.ndarray]:
     for body in re.findall(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", latex):
         found.append(np.array([[float(cell) for cell in row.split("&")] for row in body.split(r"\\")]))
     return found
-
-
-def _spec_of(at, suffix: str) -> dict:
-    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
-        if chart_id.endswith(suffix):
-            return spec
-    raise AssertionError(f"no chart ending in {suffix}: {chart_ids(at)}")
 
 
 def _captions(at) -> str:
@@ -81,7 +74,7 @@ def test_the_qkv_stage_draws_x_times_each_w():
     at = run_app(stage="qkv")
     trace = build_toy_trace(ToySettings())
     for name, w, product in (("q", trace.w_q, trace.attention.q), ("k", trace.w_k, trace.attention.k)):
-        x_drawn, w_drawn, product_drawn = _heatmaps(_spec_of(at, f"projection-{name}-xw"))
+        x_drawn, w_drawn, product_drawn = _heatmaps(spec_ending(at, f"projection-{name}-xw"))
         np.testing.assert_allclose(w_drawn, w)
         np.testing.assert_allclose(product_drawn, product)
         np.testing.assert_allclose(x_drawn @ w_drawn, product_drawn, atol=1e-9)
@@ -132,19 +125,19 @@ def test_choosing_a_cell_outlines_it_in_every_stage():
     at.selectbox(key="highlight_i").set_value(3).run()
     at.selectbox(key="highlight_j").set_value(6).run()
     assert not at.exception
-    assert _shapes(_spec_of(at, "overview-qkv-q")) == [(-0.5, 7.5, 2.5, 3.5)]  # row i = 3 of Q (11 × 8)
-    assert _shapes(_spec_of(at, "overview-qkv-k")) == [(-0.5, 7.5, 5.5, 6.5)]  # row j = 6 of K
-    assert _shapes(_spec_of(at, "overview-output-v")) == [(-0.5, 7.5, 5.5, 6.5)]  # the row of V it weighs
+    assert _shapes(spec_ending(at, "overview-qkv-q")) == [(-0.5, 7.5, 2.5, 3.5)]  # row i = 3 of Q (11 × 8)
+    assert _shapes(spec_ending(at, "overview-qkv-k")) == [(-0.5, 7.5, 5.5, 6.5)]  # row j = 6 of K
+    assert _shapes(spec_ending(at, "overview-output-v")) == [(-0.5, 7.5, 5.5, 6.5)]  # the row of V it weighs
     for name in ("raw_scores-raw_scores", "scaled_scores-scaled_scores", "weights-weights", "output-weights"):
-        assert _shapes(_spec_of(at, f"overview-{name}")) == [(5.5, 6.5, 2.5, 3.5)]  # cell (3, 6)
-    assert _shapes(_spec_of(at, "overview-output-output")) == [(-0.5, 7.5, 2.5, 3.5)]
+        assert _shapes(spec_ending(at, f"overview-{name}")) == [(5.5, 6.5, 2.5, 3.5)]  # cell (3, 6)
+    assert _shapes(spec_ending(at, "overview-output-output")) == [(-0.5, 7.5, 2.5, 3.5)]
     assert "3:on" in _captions(at) and "6:because" in _captions(at)
 
 
 def test_the_highlight_comes_from_the_url_and_is_clamped_to_the_sentence():
     at = run_app(stage="weights", highlight=True, highlight_i=9, highlight_j=1, text="a b c")
     assert at.selectbox(key="highlight_i").value == 2  # the last token of three
-    assert _shapes(_spec_of(at, "step-weights-weights")) == [(0.5, 1.5, 1.5, 2.5)]
+    assert _shapes(spec_ending(at, "step-weights-weights")) == [(0.5, 1.5, 1.5, 2.5)]
 
 
 # ----- the three uses of attention ----------------------------------------------------------------
@@ -172,13 +165,13 @@ def test_each_use_is_one_click_away_in_the_mask_lab():
     at.button(key="mask_lab_use_decoder_self").click().run()
     assert sorted(at.session_state["mask_lab_presets"]) == ["causal", "padding"]
     expected = MaskSpec(causal=True, padding=(m - 1,)).build(list("abcdefghijk"), list("abcdefghijk"))
-    mask = _heatmaps(_spec_of(at, "mask_lab-main-mask"))[0]
+    mask = _heatmaps(spec_ending(at, "mask_lab-main-mask"))[0]
     np.testing.assert_array_equal(mask > 0.5, expected)
     assert "**decoder self-attention**" in _captions(at)
 
     at.button(key="mask_lab_use_encoder_decoder").click().run()
     assert at.session_state["cross"] is True and at.session_state["mask_lab_presets"] == ["padding"]
-    mask = _heatmaps(_spec_of(at, "mask_lab-main-mask"))[0]
+    mask = _heatmaps(spec_ending(at, "mask_lab-main-mask"))[0]
     assert mask.shape[1] == m and mask[:, : m - 1].all() and not mask[:, m - 1].any()  # padding only
     assert "**encoder–decoder attention**" in _captions(at)
 

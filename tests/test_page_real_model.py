@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import ROOT, chart_ids, heatmap_z, plotly_specs
+from apptest_helpers import ROOT, chart_ids, heatmap_z, page_text, run_page_alone, spec_ending
 from streamlit.testing.v1 import AppTest
 
 from attention_core.real_model import checkpoint as checkpoint_module
@@ -31,23 +31,7 @@ def model():
 
 
 def run_page(**session_state) -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=120)
-    for key, value in session_state.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def spec_of(at: AppTest, suffix: str) -> dict:
-    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
-        if chart_id.endswith(suffix):
-            return spec
-    raise AssertionError(f"no chart ending in {suffix}: {chart_ids(at)}")
-
-
-def all_text(at: AppTest) -> str:
-    return " ".join(element.value for kind in ("markdown", "caption", "subheader", "title") for element in at.get(kind))
+    return run_page_alone(PAGE, timeout=120, **session_state)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -56,7 +40,7 @@ def test_page_runs_in_both_languages_and_shows_every_part(model, lang):
     ids = chart_ids(at)
     for part in ("rm-overview", "rm-step-weights", "rm-cell-locator", "rm-cell-softmax", "rm-embedding"):
         assert any(chart_id.endswith(part) for chart_id in ids), part
-    text = all_text(at)
+    text = page_text(at)
     if lang == "zh":
         assert "走进真实模型" in text and "所有头一览" in text
     else:
@@ -66,24 +50,24 @@ def test_page_runs_in_both_languages_and_shows_every_part(model, lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_picking_layer_2_head_5_shows_that_heads_weights(model, lang):
     at = run_page(lang=lang)
-    before = heatmap_z(spec_of(at, "rm-step-weights"))
+    before = heatmap_z(spec_ending(at, "rm-step-weights"))
     at.segmented_control(key="rm_layer").set_value(1).run()  # "2" on screen: layers are numbered from 1
     at.segmented_control(key="rm_head").set_value(4).run()  # "5"
     assert not at.exception
     expected = run_model(model, encode(model, DEFAULT_TEXT)).layers[1].attention.weights[4]
-    drawn = heatmap_z(spec_of(at, "rm-step-weights"))
+    drawn = heatmap_z(spec_ending(at, "rm-step-weights"))
     np.testing.assert_allclose(drawn, expected, rtol=1e-6)
     assert not np.allclose(before, drawn)
-    spec = spec_of(at, "rm-step-weights")
+    spec = spec_ending(at, "rm-step-weights")
     assert spec["data"][0]["y"][:3] == ["0:[CLS]", "1:the", "2:cat"]
     # the overview outlines the chosen panel: head 5 of layer 2 (13 tokens + 1 blank per panel)
-    outline = spec_of(at, "rm-overview")["layout"]["shapes"][-1]
+    outline = spec_ending(at, "rm-overview")["layout"]["shapes"][-1]
     assert (outline["x0"], outline["y0"]) == (4 * 14 - 0.5, 1 * 14 - 0.5)
 
 
 def test_overview_draws_every_layer_and_head(model):
     at = run_page()
-    mosaic = heatmap_z(spec_of(at, "rm-overview"))
+    mosaic = heatmap_z(spec_ending(at, "rm-overview"))
     run = run_model(model, encode(model, DEFAULT_TEXT))
     n = run.encoding.length
     assert mosaic.shape == (6 * (n + 1) - 1, 12 * (n + 1) - 1)
@@ -94,40 +78,40 @@ def test_overview_draws_every_layer_and_head(model):
 
 def test_padding_to_length_l_masks_the_pad_keys(model):
     at = run_page(rm_stage="masked_scores")
-    assert "No padding" in all_text(at)
+    assert "No padding" in page_text(at)
     at.slider(key="rm_pad").set_value(20).run()
-    z = heatmap_z(spec_of(at, "rm-step-masked_scores"))
+    z = heatmap_z(spec_ending(at, "rm-step-masked_scores"))
     assert z.shape == (20, 20)
     assert np.isnan(z[:, 13:]).all() and not np.isnan(z[:, :13]).any()
     run = run_model(model, encode(model, DEFAULT_TEXT, pad_to=20))
     np.testing.assert_allclose(z[:, :13], run.layers[0].attention.masked_scores[0][:, :13], rtol=1e-6)
-    labels = spec_of(at, "rm-step-masked_scores")["data"][0]["x"]
+    labels = spec_ending(at, "rm-step-masked_scores")["data"][0]["x"]
     assert labels[-1] == "19:[PAD]"
 
 
 def test_hiding_cls_and_sep_is_display_only(model):
     at = run_page()
     at.toggle(key="rm_hide").set_value(True).run()
-    spec = spec_of(at, "rm-step-weights")
+    spec = spec_ending(at, "rm-step-weights")
     assert spec["data"][0]["y"][0] == "1:the" and "12:[SEP]" not in spec["data"][0]["y"]
     weights = run_model(model, encode(model, DEFAULT_TEXT)).layers[0].attention.weights[0]
     np.testing.assert_allclose(heatmap_z(spec), weights[1:12, 1:12], rtol=1e-6)
-    assert "sum to less than 1" in all_text(at)
+    assert "sum to less than 1" in page_text(at)
 
 
 def test_own_sentence_and_chinese_input(model):
     at = run_page(rm_text="我爱自然语言处理。", lang="zh")
-    spec = spec_of(at, "rm-step-weights")
+    spec = spec_ending(at, "rm-step-weights")
     assert spec["data"][0]["y"][:2] == ["0:[CLS]", "1:我"]
-    assert "[UNK]" in all_text(at)
+    assert "[UNK]" in page_text(at)
 
 
 def test_cross_attention_in_the_sidebar_uses_the_key_sentence(model):
     text = "The cat sat on the mat today."
     at = run_page(cross=True, query_text="猫坐在垫子上。", text=text)
-    assert "encoder" in all_text(at)
+    assert "encoder" in page_text(at)
     expected = run_model(model, encode(model, text)).layers[0].attention.weights[0]
-    np.testing.assert_allclose(heatmap_z(spec_of(at, "rm-step-weights")), expected, rtol=1e-6)
+    np.testing.assert_allclose(heatmap_z(spec_ending(at, "rm-step-weights")), expected, rtol=1e-6)
 
 
 def test_without_a_checkpoint_the_page_says_how_to_install_it(monkeypatch):
@@ -142,7 +126,7 @@ def test_without_a_checkpoint_the_page_says_how_to_install_it(monkeypatch):
 
 def test_trying_a_causal_mask_on_the_chosen_head_draws_its_new_weights(model):
     at = run_page(rm_layer=1, rm_head=4, rm_masks=["causal"])
-    drawn = heatmap_z(spec_of(at, "rm-masks-weights"))
+    drawn = heatmap_z(spec_ending(at, "rm-masks-weights"))
     run = run_model(model, encode(model, DEFAULT_TEXT))
     n = run.encoding.length
     assert np.isnan(drawn[np.triu_indices(n, 1)]).all(), "keys after the query are masked"

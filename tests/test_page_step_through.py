@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app
+from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app, spec_ending
 
 from attention_core import MAX_TOKENS, MaskSpec, ToySettings, build_toy_trace
 from attention_core.figures import MAX_DRAWN_SIDE
@@ -15,10 +15,7 @@ STAGE_NAMES = [stage.name for stage in STAGES]
 
 def _spec_of(at, matrix: str) -> dict:
     """The drawn figure of one matrix of the current stage (chart keys end with the matrix name)."""
-    for chart_id, spec in zip(chart_ids(at), plotly_specs(at), strict=True):
-        if chart_id.endswith(f"-{matrix}"):
-            return spec
-    raise AssertionError(f"no chart for {matrix}: {chart_ids(at)}")
+    return spec_ending(at, f"-{matrix}")
 
 
 def _at_stage(stage: str, **session):
