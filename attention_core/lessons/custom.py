@@ -20,7 +20,7 @@ import math
 import numbers
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -218,33 +218,29 @@ class CellExample:
         return {name: cell_texts(getattr(self, name)) for name in ("q", "k", "v")}
 
 
+def _times(matrix: tuple[tuple[float, ...], ...], factor: float) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(factor * entry for entry in row) for row in matrix)
+
+
+# Features in the spirit of "animal, furry, has wheels": a query scores high on a key that
+# has the features it looks for (a negative entry means "not that, please").
+_FEATURES = CellExample(
+    "features",
+    q=((1, 2, 0), (0, -1, 2)),
+    k=((2, 2, 0), (2, 1, 0), (0, 0, 2), (0, -1, 1)),
+    v=((3, 0), (2, 1), (0, 3), (0, 1)),
+    query_names=("pet", "ride"),
+    key_names=("cat", "dog", "car", "bike"),
+    feature_names=("animal", "furry", "wheels"),
+    value_names=("cuddly", "speed"),
+)
 EXAMPLES: dict[str, CellExample] = {
     example.name: example
     for example in (
-        # Features in the spirit of "animal, furry, has wheels": a query scores high on a key
-        # that has the features it looks for (a negative entry means "not that, please").
-        CellExample(
-            "features",
-            q=((1, 2, 0), (0, -1, 2)),
-            k=((2, 2, 0), (2, 1, 0), (0, 0, 2), (0, -1, 1)),
-            v=((3, 0), (2, 1), (0, 3), (0, 1)),
-            query_names=("pet", "ride"),
-            key_names=("cat", "dog", "car", "bike"),
-            feature_names=("animal", "furry", "wheels"),
-            value_names=("cuddly", "speed"),
-        ),
-        # The same story with every number ten times larger: Q and K are both ×10, so every
-        # score is ×100, and softmax puts almost all the weight on one key.
-        CellExample(
-            "loud",
-            q=((10, 20, 0), (0, -10, 20)),
-            k=((20, 20, 0), (20, 10, 0), (0, 0, 20), (0, -10, 10)),
-            v=((3, 0), (2, 1), (0, 3), (0, 1)),
-            query_names=("pet", "ride"),
-            key_names=("cat", "dog", "car", "bike"),
-            feature_names=("animal", "furry", "wheels"),
-            value_names=("cuddly", "speed"),
-        ),
+        _FEATURES,
+        # The same story with Q and K ten times larger: every score is ×100, and softmax
+        # puts almost all the weight on one key.
+        replace(_FEATURES, name="loud", q=_times(_FEATURES.q, 10), k=_times(_FEATURES.k, 10)),
         # All scores equal: every key gets the same weight 1/m, the output is the mean of V.
         CellExample(
             "equal",

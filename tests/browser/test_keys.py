@@ -107,34 +107,24 @@ def test_right_arrow_after_clicking_a_control_steps_the_stage_only(page, kind):
     assert value_of() == before, f"← changed the {kind}"
 
 
-def test_arrows_in_the_sentence_move_the_caret_not_the_stage(page):
+@pytest.mark.parametrize(
+    ("field", "typed"),
+    [(".st-key-text textarea", ("Z", "Y")), (".st-key-seed input", ("7", "8"))],
+    ids=["sentence", "number"],
+)
+def test_arrows_in_a_text_field_move_the_caret_not_the_stage(page, field, typed):
     page.goto(page.app_url + "/")
     wait_for_app(page)
     stage = _stage(page)
-    sentence = page.locator(".st-key-text textarea")
-    original = sentence.input_value()
-    sentence.click()
+    box = page.locator(field)
+    original = box.input_value()
+    box.click()
     page.keyboard.press("End")
     page.keyboard.press("ArrowLeft")
-    page.keyboard.type("Z")
-    assert sentence.input_value() == original[:-1] + "Z" + original[-1], "← moved the caret one character back"
+    page.keyboard.type(typed[0])
+    assert box.input_value() == original[:-1] + typed[0] + original[-1], "← moved the caret one character back"
     page.keyboard.press("ArrowRight")
-    page.keyboard.type("Y")
-    assert sentence.input_value() == original[:-1] + "Z" + original[-1] + "Y", "→ moved the caret forward"
+    page.keyboard.type(typed[1])
+    assert box.input_value() == original[:-1] + typed[0] + original[-1] + typed[1], "→ moved the caret forward"
     page.wait_for_timeout(500)
     assert _stage(page) == stage, "typing never steps the stage"
-
-
-def test_arrows_in_the_number_field_move_the_caret(page):
-    page.goto(page.app_url + "/")
-    wait_for_app(page)
-    stage = _stage(page)
-    seed = page.locator(".st-key-seed input")
-    original = seed.input_value()
-    seed.click()
-    page.keyboard.press("End")
-    page.keyboard.press("ArrowLeft")
-    page.keyboard.type("9")
-    assert seed.input_value() == original[:-1] + "9" + original[-1]
-    page.wait_for_timeout(500)
-    assert _stage(page) == stage
