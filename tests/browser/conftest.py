@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 import pytest
 from plotly_page import ARTIFACTS
@@ -60,12 +61,12 @@ def _wait_for_health(url: str, process: subprocess.Popen, timeout: float = 90) -
     raise RuntimeError(f"streamlit did not become healthy within {timeout} s")
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Base URL of a fresh `streamlit run app.py` on a free local port."""
+def start_streamlit(log_name: str) -> tuple[str, subprocess.Popen, IO[str]]:
+    """Start `streamlit run app.py` on a free local port, logging to ARTIFACTS/`log_name`; returns
+    (base URL, process, log) at once, before the server is healthy (see `_wait_for_health`)."""
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = (ARTIFACTS / "streamlit.log").open("w")
+    log = (ARTIFACTS / log_name).open("w")
     process = subprocess.Popen(
         [
             sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
@@ -78,17 +79,27 @@ def app_url():
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{port}", process, log
+
+
+def stop_streamlit(process: subprocess.Popen, log: IO[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of a fresh `streamlit run app.py` on a free local port."""
+    url, process, log = start_streamlit("streamlit.log")
     try:
         _wait_for_health(url, process)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        stop_streamlit(process, log)
 
 
 @pytest.fixture(scope="session")

@@ -8,11 +8,9 @@ Each page gets its own fresh server; they start side by side to keep the test sh
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 
 import pytest
-from conftest import ROOT, _free_port, _wait_for_health
+from conftest import ROOT, _wait_for_health, start_streamlit, stop_streamlit
 from plotly_page import ARTIFACTS
 
 from ui.i18n import translate
@@ -51,40 +49,14 @@ new MutationObserver(() => {
 @pytest.fixture(scope="module")
 def fresh_servers():
     """One just-started `streamlit run app.py` per page, started together; none has served a run yet."""
-    processes, urls, logs = [], {}, []
-    ARTIFACTS.mkdir(exist_ok=True)
+    servers = {url_path: start_streamlit(f"fresh-server-{url_path or 'root'}.log") for url_path, _ in PAGES}
     try:
-        for url_path, _ in PAGES:
-            port = _free_port()
-            log = (ARTIFACTS / f"fresh-server-{url_path or 'root'}.log").open("w")
-            logs.append(log)
-            process = subprocess.Popen(
-                [
-                    sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-                    "--server.headless", "true",
-                    "--server.port", str(port),
-                    "--server.address", "127.0.0.1",
-                    "--browser.gatherUsageStats", "false",
-                ],
-                cwd=ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            processes.append(process)
-            urls[url_path] = (f"http://127.0.0.1:{port}", process)
-        for url, process in urls.values():
+        for url, process, _ in servers.values():
             _wait_for_health(url, process)
-        yield {url_path: url for url_path, (url, _) in urls.items()}
+        yield {url_path: url for url_path, (url, _, _) in servers.items()}
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        for log in logs:
-            log.close()
+        for _, process, log in servers.values():
+            stop_streamlit(process, log)
 
 
 @pytest.mark.parametrize(("url_path", "title"), PAGES, ids=[url_path or "root" for url_path, _ in PAGES])
