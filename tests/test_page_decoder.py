@@ -12,6 +12,7 @@ from apptest_helpers import ROOT, chart_ids, heatmap_z, page_text, run_page_alon
 from streamlit.testing.v1 import AppTest
 
 from attention_core.decoder import checkpoint as checkpoint_module
+from ui.i18n import translate
 
 PAGE = ROOT / "pages" / "decoder.py"
 DEFAULT_PROMPT = "The cat sat on the mat. The cat sat on the"
@@ -135,3 +136,32 @@ def test_without_the_checkpoint_the_page_says_how_to_install_it(monkeypatch):
     assert any("not installed" in info.value for info in at.info)
     assert any(checkpoint_module.INSTALL_COMMAND in code.value for code in at.code)
     assert not at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_different_gguf_file_is_refused_by_name_and_hash_without_the_servers_folders(tmp_path, monkeypatch, lang):
+    pytest.importorskip("gguf", reason=SKIP_REASON)
+    impostor = tmp_path / "srv-models" / checkpoint_module.GGUF_NAME
+    impostor.parent.mkdir()
+    impostor.write_bytes(b"GGUF" + bytes(1000))
+    monkeypatch.setattr(checkpoint_module, "locate_gguf", lambda: impostor)
+    at = run_page(lang=lang)
+    [error] = [element.value for element in at.error]
+    assert checkpoint_module.GGUF_SHA256 in error, "the expected hash is named"
+    assert "srv-models" not in error and str(tmp_path) not in error
+    assert any(checkpoint_module.INSTALL_COMMAND in code.value for code in at.code)
+    assert not at.get("plotly_chart")
+
+
+def test_an_unreadable_decoder_is_explained_and_its_message_kept_for_the_log(monkeypatch, caplog):
+    import ui.cache
+
+    def unreadable(path):
+        raise ValueError("tensor data out of bounds in /srv/models/model.gguf")
+
+    monkeypatch.setattr(checkpoint_module, "locate_gguf", lambda: "/srv/models/model.gguf")
+    monkeypatch.setattr(ui.cache, "decoder_checkpoint", unreadable)
+    at = run_page(lang="zh")
+    assert [element.value for element in at.error] == [translate("decoder.error.other", "zh")]
+    assert "/srv/models" not in page_text(at)
+    assert "tensor data out of bounds" in caplog.text, "the server's log keeps the library's message"

@@ -1,8 +1,12 @@
-"""Reusable blocks of page content: a matrix as a heatmap with its table, and the exports."""
+"""Reusable blocks of page content: a matrix as a heatmap with its table, the exports, and what
+a trained model's page says when its checkpoint is missing or broken."""
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Collection
+from typing import NoReturn
 
 import numpy as np
 import streamlit as st
@@ -221,3 +225,31 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
                 file_name=f"{name}.html", mime="text/html", key=f"{key}-{name}-html", on_click="ignore",
                 icon=":material/code:",
             )
+
+
+def install_notice_and_stop(strings: str, command: str) -> NoReturn:
+    """A trained model's page without its checkpoint: what to install, the command, and stop.
+    `strings` is the page's string prefix ("real_model", "decoder")."""
+    st.info(t(f"{strings}.missing"))
+    st.code(command, language="bash")
+    st.stop()
+
+
+def checkpoint_problem_and_stop(
+    problem: Exception, strings: str, codes: Collection[str], libraries: str, command: str
+) -> NoReturn:
+    """A broken, different or unreadable checkpoint explained in the reader's language, with the
+    command that reinstalls it, and stop the page. A problem whose `code` is in `codes` has its
+    own sentence (filled from its details: file names, never the server's folders); a missing
+    library is named; anything else gets a general sentence, and its own message, which may name
+    the server's folders, goes to the server's log only."""
+    code = getattr(problem, "code", None)
+    if code in codes:
+        st.error(t(f"{strings}.error.{code}", **problem.details))
+    elif isinstance(problem, ImportError):
+        st.error(t(f"{strings}.error.library", library=problem.name or libraries))
+    else:
+        logging.getLogger(__name__).error("the %s checkpoint failed", strings, exc_info=problem)
+        st.error(t(f"{strings}.error.other"))
+    st.code(command, language="bash")
+    st.stop()

