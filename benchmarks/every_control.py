@@ -28,7 +28,7 @@ from control_walk import explore, page_files, run_scenario, url_scenarios  # noq
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", nargs="*", help="page names (step_through …); default: every page of app.py")
+    parser.add_argument("--pages", nargs="*", help="page names (step, masks, …); default: every page of app.py")
     parser.add_argument("--sample", type=int, default=None, help="pairs per page (seeded), as CI runs; default: all")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-links", action="store_true", help="skip the URL links")
