@@ -113,9 +113,10 @@ def show_matrices(stage, trace, key: str, highlight: tuple[int, int] | None = No
     the chosen (query i, key j), outlined in every matrix)."""
     matrices = stage.matrices_for(is_cross(trace))
     stack = stacked(stage, trace)
+    side_by_side = not stack and len(matrices) > 1
     for place, name in zip(panels(len(matrices), stack=stack), matrices, strict=True):
         with place:
-            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=not stack, highlight=highlight)
+            matrix_view(trace, name, key=f"{key}-{stage.name}", side_by_side=side_by_side, highlight=highlight)
 
 
 def show_stage(stage, trace, key: str, highlight: tuple[int, int] | None = None) -> None:

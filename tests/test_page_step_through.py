@@ -216,3 +216,12 @@ def test_arrow_keys_step_and_autoplay_is_offered():
     assert {"previous", "next"} <= {button.key for button in at.button}, "and the buttons it clicks"
     at.toggle(key="autoplay").set_value(True).run()
     assert not at.exception
+
+
+@pytest.mark.parametrize("stage", ["raw_scores", "scaled_scores", "weights", "output"])
+def test_a_stage_with_one_matrix_prints_its_numbers_in_the_cells(stage):
+    """One matrix has the page's whole width: an 11-token matrix is not a narrow side-by-side panel."""
+    at = run_app(stage=stage)
+    spec = _spec_of(at, stage)
+    [heat] = [trace for trace in spec["data"] if trace.get("type") == "heatmap"]
+    assert heat.get("texttemplate") == "%{z:.2f}", "the numbers are printed in the cells"
