@@ -20,7 +20,7 @@ from attention_core.figures.cell import (
 from attention_core.lessons.cell import CellTrace, follow_cell
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import figure_text
+from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
 from ui.lesson_views import untrained_note
@@ -90,7 +90,7 @@ untrained_note()  # the toy weights are random: say so, and link a trained model
 attention = trace.attention
 query_labels, key_labels = trace.query_labels, trace.key_labels
 
-picker_column, locator_column = st.columns([2, 3], gap="large")
+picker_column, locator_column = panels([2, 3], gap="large")  # stacked on a projector
 with picker_column:
     i = token_picker(
         t("follow_cell.query"), query_labels, "cell_i", DEFAULT_CELL["cell_i"], t("follow_cell.query.help")
@@ -119,17 +119,19 @@ words = cell_text()
 
 st.subheader(t("follow_cell.step.dot.title"))
 st.latex(dot_product_latex(cell))
-vectors_column, products_column = st.columns(2)
-vectors_column.plotly_chart(
-    vector_bars(cell, query_labels[i], key_labels[j], text=words, title=t("follow_cell.figure.vectors", **plain)),
-    key="cell-vectors",
-    config=PLOT_CONFIG,
-)
-products_column.plotly_chart(
-    product_bars(cell, text=words, title=t("follow_cell.figure.products", raw=cell.raw_score)),
-    key="cell-products",
-    config=PLOT_CONFIG,
-)
+vectors_column, products_column = panels(2)
+with vectors_column:
+    chart(
+        vector_bars(cell, query_labels[i], key_labels[j], text=words, title=t("follow_cell.figure.vectors", **plain)),
+        key="cell-vectors",
+        config=PLOT_CONFIG,
+    )
+with products_column:
+    chart(
+        product_bars(cell, text=words, title=t("follow_cell.figure.products", raw=cell.raw_score)),
+        key="cell-products",
+        config=PLOT_CONFIG,
+    )
 st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **names))
 
 st.subheader(t("follow_cell.step.scale.title"))

@@ -15,7 +15,7 @@ from attention_core.figures import heatmap
 from attention_core.figures.decoder import DecoderFigureText, head_grid, prediction_bars
 from ui.cache import decoder_checkpoint, decoder_greedy, decoder_head_scores, decoder_run
 from ui.controls import controls
-from ui.display import figure_style, figure_text
+from ui.display import figure_style, figure_text, panels, projector_mode
 from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.url import DECODER_PROMPT, write_url
@@ -26,6 +26,7 @@ from ui.views import (
     export_panel,
     install_notice_and_stop,
     matrix_view,
+    matrix_views,
     token_picker,
 )
 
@@ -170,7 +171,7 @@ def sharing(run, layer: int, head: int) -> None:
     kv = config.kv_head(head)
     st.markdown(t("decoder.gqa.group", kv=kv + 1, heads=", ".join(str(h + 1) for h in groups[kv]), layer=layer + 1))
     text, style = figure_text(), figure_style()
-    for column, other in zip(st.columns(len(groups[kv])), groups[kv], strict=True):
+    for column, other in zip(panels(len(groups[kv])), groups[kv], strict=True):  # stacked on a projector
         with column:
             view = head_views(run, layer, other).main
             figure = heatmap(view, "weights", text=text, style=style, show_numbers=False,
@@ -199,26 +200,20 @@ def one_head(run, layer: int, head: int) -> None:
     st.latex(FORMULAS.get(stage_name, PLAIN_FORMULAS.get(stage_name, "")))
     stage_text(stage_name, view, run, layer)
     if stage_name == "embeddings":
-        before_column, after_column = st.columns(2)
+        before_column, after_column = panels(2)
         with before_column:
             st.caption(t("decoder.stage.embeddings.before"))
-            matrix_view(views.residual, "x_query", key="dec-step-residual", side_by_side=True)
+            matrix_view(views.residual, "x_query", key="dec-step-residual", side_by_side=not projector_mode())
         with after_column:
             st.caption(t("decoder.stage.embeddings.after"))
-            matrix_view(view, "x_query", key="dec-step", side_by_side=True)
+            matrix_view(view, "x_query", key="dec-step", side_by_side=not projector_mode())
     elif stage_name in ("qkv", "rotary"):
         source = views.before_rotary if stage_name == "qkv" else view
-        matrices = STAGE_MATRICES[stage_name]
-        for column, name in zip(st.columns(len(matrices)), matrices, strict=True):
-            with column:
-                matrix_view(source, name, key=f"dec-step-{stage_name}", side_by_side=True)
+        matrix_views(source, STAGE_MATRICES[stage_name], key=f"dec-step-{stage_name}")
         if stage_name == "rotary":
             st.caption(t("decoder.stage.rotary.compare"))
     else:
-        matrices = STAGE_MATRICES[stage_name]
-        for column, name in zip(st.columns(len(matrices)), matrices, strict=True):
-            with column:
-                matrix_view(view, name, key="dec-step", side_by_side=len(matrices) > 1)
+        matrix_views(view, STAGE_MATRICES[stage_name], key="dec-step")
     export_panel(view, STAGE_MATRICES[stage_name], key="dec-export")
 
 
@@ -231,7 +226,7 @@ def one_cell(run, layer: int, head: int) -> None:
     view = head_views(run, layer, head).main
     labels = view.query_labels
     st.markdown(t("decoder.cell.explain", dk=run.config.dk))
-    picker_column, locator_column = st.columns([2, 3], gap="large")
+    picker_column, locator_column = panels([2, 3], gap="large")  # stacked on a projector
     with picker_column:
         i = token_picker(t("decoder.cell.query"), labels, "dec_cell_i", len(labels) - 1)
         j = token_picker(t("decoder.cell.key"), labels, "dec_cell_j", 0)

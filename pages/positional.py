@@ -8,7 +8,7 @@ from attention_core.figures import matrix_heatmap
 from attention_core.lessons.positional import positional_lesson, sinusoids, wavelengths
 from ui.cache import memo, trace_or_stop
 from ui.controls import SETTINGS, controls
-from ui.display import figure_text
+from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
 from ui.settings import DEFAULTS
@@ -74,7 +74,7 @@ pair = lesson.repeated[0] if lesson.repeated else None
 outlined = (pair.first, pair.second) if pair else ()
 features = [f"d{index}" for index in range(width)]
 for column, (name, values, rows) in zip(
-    st.columns(3, gap="small"),
+    panels(3, gap="small"),  # stacked on a projector
     (("E", lesson.embeddings, outlined), ("PE", lesson.encoding, ()), ("X = E + PE", lesson.x, outlined)),
     strict=True,
 ):

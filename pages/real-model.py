@@ -9,7 +9,7 @@ from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
 from ui.cache import memo
 from ui.controls import controls
-from ui.display import colour_words, figure_text
+from ui.display import colour_words, figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.views import (
@@ -17,7 +17,7 @@ from ui.views import (
     checkpoint_problem_and_stop,
     fully_masked_notice,
     install_notice_and_stop,
-    matrix_view,
+    matrix_views,
     token_picker,
 )
 
@@ -159,10 +159,7 @@ def one_head(run, layer: int, head: int, hide_special: bool) -> None:
     stage_text(stage_name, view, run, layer)
     if hide_special and stage_name in ("weights", "output"):
         st.caption(t("real_model.hidden_note"))
-    side_by_side = len(stage.matrices) > 1
-    for column, name in zip(st.columns(len(stage.matrices)), stage.matrices, strict=True):
-        with column:
-            matrix_view(view, name, key="rm-step", side_by_side=side_by_side)
+    matrix_views(view, stage.matrices, key="rm-step")
 
 
 MASK_TRIALS = ("causal", "window", "same_sentence")
@@ -189,10 +186,7 @@ def mask_trial(run, layer: int, head: int) -> None:
         return
     trial = remask_head(run, layer, head, spec)
     fully_masked_notice(trial)
-    masked_column, weights_column = st.columns(2)
-    for column, name in ((masked_column, "masked_scores"), (weights_column, "weights")):
-        with column:
-            matrix_view(trial, name, key="rm-masks", side_by_side=True)
+    matrix_views(trial, ("masked_scores", "weights"), key="rm-masks")
 
 
 def one_cell(run, layer: int, head: int) -> None:
@@ -204,7 +198,7 @@ def one_cell(run, layer: int, head: int) -> None:
     full = head_trace(run, layer, head)  # every position: the softmax of a row needs all its keys
     labels = full.query_labels
     st.markdown(t("real_model.cell.explain", dk=run.config.dk))
-    picker_column, locator_column = st.columns([2, 3], gap="large")
+    picker_column, locator_column = panels([2, 3], gap="large")  # stacked on a projector
     with picker_column:
         i = token_picker(t("real_model.cell.query"), labels, "rm_cell_i", 1)
         j = token_picker(t("real_model.cell.key"), labels, "rm_cell_j", 2)

@@ -34,7 +34,7 @@ from attention_core.lessons.scaling import (
 )
 from ui.cache import memo, trace_or_stop
 from ui.controls import controls
-from ui.display import figure_text
+from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
 from ui.views import chart, fully_masked_notice
@@ -130,7 +130,7 @@ chart(
     config=CHART,
 )
 st.caption(t("why_sqrt_dk.hist.caption", pairs=HISTOGRAM_PAIRS))
-std_column, std_text_column = st.columns([3, 2], vertical_alignment="center")
+std_column, std_text_column = panels([3, 2], vertical_alignment="center")  # stacked on a projector
 with std_column:
     chart(std_against_dk(sweep, dk, text), key="why-dk-std", config=CHART)
 with std_text_column:
@@ -143,7 +143,7 @@ with std_text_column:
 
 # ---------------------------------------------------------------- 2 · softmax saturation
 st.header(t("why_sqrt_dk.saturation.title"), divider="gray")
-row_column, saturation_text_column = st.columns([3, 2], vertical_alignment="center")
+row_column, saturation_text_column = panels([3, 2], vertical_alignment="center")
 with row_column:
     chart(
         weight_row_bars(pair, title=t("why_sqrt_dk.row.title", m=num_keys, dk=dk), text=text),
@@ -165,7 +165,7 @@ with saturation_text_column:
             uniform_entropy=sweep.uniform_entropy,
         )
     )
-max_weight_column, entropy_column = st.columns(2)
+max_weight_column, entropy_column = panels(2)
 with max_weight_column:
     chart(max_weight_against_dk(sweep, dk, text), key="why-dk-max-weight", config=CHART)
 with entropy_column:
@@ -176,7 +176,7 @@ st.caption(t("why_sqrt_dk.entropy.explain"))
 st.header(t("why_sqrt_dk.gradient.title"), divider="gray")
 st.markdown(t("why_sqrt_dk.gradient.explain"))
 st.latex(r"J=\frac{\partial p}{\partial s}=\mathrm{diag}(p)-p\,p^\top,\qquad J_{ij}=p_i\,(\delta_{ij}-p_j)")
-gradient_column, gradient_text_column = st.columns([3, 2], vertical_alignment="center")
+gradient_column, gradient_text_column = panels([3, 2], vertical_alignment="center")
 with gradient_column:
     chart(jacobian_against_dk(sweep, dk, text), key="why-dk-jacobian", config=CHART)
 with gradient_text_column:
@@ -204,7 +204,7 @@ st.markdown(
         temperature=temperature,
     )
 )
-off_column, on_column = st.columns(2)
+off_column, on_column = panels(2)  # stacked on a projector
 with off_column:
     chart(
         heatmap(

@@ -35,14 +35,16 @@ PROJECTOR_CSS = (
 narrow page margins leave the width to the matrices (1280 × 720 has none to spare)."""
 
 
-def panels(count: int, stack: bool | None = None, **options) -> list:
-    """Places for `count` figures: side by side (columns), or one under the other when `stack`
-    (by default on a projector, where side-by-side figures would be too narrow for their labels)."""
+def panels(spec: int | list[float], stack: bool | None = None, **options) -> list:
+    """Places for figures: side by side (`st.columns(spec)`, a count or relative widths), or one
+    under the other when `stack` (by default on a projector, where side-by-side figures would be
+    too narrow for their labels)."""
+    count = spec if isinstance(spec, int) else len(spec)
     if stack is None:
         stack = projector_mode()
     if stack or count == 1:
         return [st.container() for _ in range(count)]
-    return st.columns(count, **options)
+    return st.columns(spec, **options)
 
 
 def display_controls(sidebar) -> None:

@@ -26,7 +26,7 @@ from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
 from .cache import memo
-from .display import figure_style, figure_text
+from .display import figure_style, figure_text, panels, projector_mode
 from .language import t
 
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
@@ -122,6 +122,15 @@ def matrix_view(
         frame = matrix_frame(trace, name, window=window)
         number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
         st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
+
+
+def matrix_views(trace: ToyTrace, names: tuple[str, ...] | list[str], key: str) -> None:
+    """Several recorded matrices, each a `matrix_view`: side by side, or one under the other on
+    a projector (side by side, projector type would not fit their token labels)."""
+    stack = projector_mode() or len(names) == 1
+    for place, name in zip(panels(len(names), stack=stack), names, strict=True):
+        with place:
+            matrix_view(trace, name, key=key, side_by_side=not stack)
 
 
 def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:

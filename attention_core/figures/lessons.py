@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .matrices import FONT_FAMILY, FigureStyle, FigureText, plain_label
+from .matrices import FIGURE_WIDTH, FONT_FAMILY, LABEL_EVERY_SIDE, FigureStyle, FigureText, label_width, plain_label
 
 __all__ = ["MAX_PROJECTION_SIDE", "projection_figure"]
 
@@ -31,6 +33,8 @@ def projection_figure(
 
     Each panel's title carries its shape, so the rule "inner sizes match" can be read off;
     each panel has its own diverging scale centred at 0 (W's entries are much smaller than X's).
+    Every cell has the same width and the gaps between panels hold the next panel's row labels
+    (see `projection_layout`); numbers are printed only when they fit a cell.
     """
     n, d_model = x.shape
     width = w.shape[1]
@@ -44,17 +48,14 @@ def projection_figure(
         f"·  {names[1]}   {d_model}×{width}",
         f"=  {names[2]}   {n}×{width}",
     )
-    figure = make_subplots(
-        rows=1,
-        cols=3,
-        column_widths=[d_model + 6, width + 2, width + 6],  # room for the token labels
-        horizontal_spacing=0.09,
-        subplot_titles=titles,
-    )
-    show_numbers = max(n, d_model) * max(width, d_model) <= style.max_cells_with_numbers // 2
-    for column, (values, y_labels, x_labels) in enumerate(
-        ((x, rows, features_in), (w, features_in, features_out), (product, rows, features_out)), start=1
-    ):
+    layout = projection_layout(rows, d_model, width, style)
+    panels = ((x, rows, features_in), (w, features_in, features_out), (product, rows, features_out))
+    number_size = max(style.font_size - 2, 8)
+    widest_number = max(_number_width(f"{value:.1f}", number_size) for values, _, _ in panels for value in values.flat)
+    cells = sum(values.size for values, _, _ in panels)
+    show_numbers = cells <= style.max_cells_with_numbers and widest_number + 4 <= layout.cell
+    figure = make_subplots(rows=1, cols=3, horizontal_spacing=0.0, subplot_titles=titles)
+    for column, (values, y_labels, x_labels) in enumerate(panels, start=1):
         heat = dict(
             z=np.asarray(values, dtype=float),
             x=x_labels,
@@ -67,19 +68,112 @@ def projection_figure(
             hovertemplate=f"%{{y}}, %{{x}}<br>{text.value}: %{{z:.4f}}<extra></extra>",
         )
         if show_numbers:
-            heat.update(texttemplate="%{z:.1f}", textfont={"size": max(style.font_size - 2, 8)})
+            heat.update(texttemplate="%{z:.1f}", textfont={"size": number_size})
         figure.add_trace(go.Heatmap(**heat), row=1, col=column)
-        figure.update_xaxes(type="category", tickangle=-45 if len(x_labels) > 6 else 0, row=1, col=column)
-    tallest = max(n, d_model)
-    for column, rows_drawn in enumerate((n, d_model, n), start=1):
-        # top-aligned panels whose heights follow their row counts: every cell is the same size
-        figure.update_yaxes(
-            type="category", autorange="reversed", domain=[1 - rows_drawn / tallest, 1], row=1, col=column
-        )
+        x_domain, y_domain = layout.x_domains[column - 1], layout.y_domains[column - 1]
+        x_axis = dict(type="category", domain=x_domain, tickangle=layout.tick_angle, automargin=False)
+        if len(x_labels) <= LABEL_EVERY_SIDE and layout.tick_angle is not None:  # every feature labelled
+            x_axis.update(tickmode="array", tickvals=x_labels, ticktext=x_labels)
+        y_axis = dict(type="category", autorange="reversed", domain=y_domain)
+        if len(y_labels) <= LABEL_EVERY_SIDE:
+            y_axis.update(tickmode="array", tickvals=y_labels, ticktext=y_labels)
+        figure.update_xaxes(x_axis, row=1, col=column)
+        figure.update_yaxes(y_axis, row=1, col=column)
+        figure.layout.annotations[column - 1].update(x=sum(x_domain) / 2, y=y_domain[1])  # the panel's title
+    figure.update_annotations(font={"size": style.font_size})
     figure.update_layout(
-        height=120 + 4 * style.font_size + tallest * min(style.row_height, max(12, 560 // tallest)),
-        margin={"l": 10, "r": 10, "t": 30 + 2 * style.font_size, "b": 10},
+        height=layout.top + layout.plot_height + layout.bottom,
+        margin={"l": 10, "r": 10, "t": layout.top, "b": layout.bottom},
         font={"family": FONT_FAMILY, "size": style.font_size},
         plot_bgcolor="#d9d9d9",
     )
+    figure.update_xaxes(tickfont={"size": style.font_size})
+    figure.update_yaxes(tickfont={"size": style.font_size})
     return figure
+
+
+@dataclass(frozen=True)
+class ProjectionLayout:
+    """Where the three panels of X · W = Q go, estimated for a full-width figure."""
+
+    x_domains: tuple[list[float], ...]
+    """Each panel's horizontal span (X, W, Q), as fractions of the plotting area."""
+    y_domains: tuple[list[float], ...]
+    """Each panel's vertical span: top-aligned, as tall as its rows."""
+    cell: float
+    """Width of a cell in pixels (the same in every panel)."""
+    row: int
+    """Height of a row in pixels."""
+    tick_angle: int | None
+    """Angle of the feature labels: 0, −45 or −90 (upright strips); None when the cells are too
+    narrow for every label (Plotly then labels every few features)."""
+    wrapped: bool
+    """Q drawn under X instead of beside W: in one row the cells would be too narrow for labels."""
+    plot_height: int
+    """Pixels of the plotting area."""
+    top: int
+    """Margin above it, for the titles."""
+    bottom: int
+    """Margin below it, for the lowest panel's feature labels."""
+
+
+def projection_layout(tokens: list[str], d_model: int, width: int, style: FigureStyle) -> ProjectionLayout:
+    """Panels with equal cell widths, X's row labels in the left margin, W's row labels (d0, d1, …)
+    in the gap before W and the token labels in the gap before Q. When the three panels in one row
+    would leave cells too narrow for their feature labels (projector type), Q goes under X."""
+    font = style.font_size
+    # a gap holds its labels, the ticks' standoff and, beside W's lower rows, half of X's last
+    # (tilted) column label: two ems beyond the label itself
+    token_room = max(label_width(token, font) for token in tokens) + 2 * font
+    feature_label = label_width(f"d{max(d_model, width) - 1}", font)
+    feature_room = feature_label + 2 * font
+    plot_width = FIGURE_WIDTH - 20 - token_room  # the figure minus its margins and X's row labels
+    cell = (plot_width - feature_room - token_room) / (d_model + 2 * width)
+    wrapped = _feature_label_angle(cell, feature_label, font) not in (0, -45)
+    if wrapped:
+        cell = (plot_width - feature_room) / (d_model + width)
+    angle = _feature_label_angle(cell, feature_label, font)
+    top_rows = max(len(tokens), d_model)
+    row = min(style.row_height, max(12, 560 // top_rows))
+    if top_rows <= LABEL_EVERY_SIDE:  # every row labelled: a line of type tall
+        row = max(row, font + 8)
+    label_drop = int(font + {0: 0.0, -45: 0.75, -90: 1.0}.get(angle, 1.0) * feature_label)
+    x_end = d_model * cell / plot_width
+    w_start = x_end + feature_room / plot_width
+    w_end = w_start + width * cell / plot_width
+    top_height, n_height, w_height = top_rows * row, len(tokens) * row, d_model * row
+    if wrapped:
+        plot_height = top_height + label_drop + 2 * font + n_height  # X and W, their labels, Q's title, Q
+        q_x, q_y = [0.0, width * cell / plot_width], [0.0, n_height / plot_height]
+    else:
+        plot_height = top_height
+        q_x, q_y = [w_end + token_room / plot_width, 1.0], [1 - n_height / plot_height, 1.0]
+    return ProjectionLayout(
+        x_domains=([0.0, x_end], [w_start, w_end], q_x),
+        y_domains=([1 - n_height / plot_height, 1.0], [1 - w_height / plot_height, 1.0], q_y),
+        cell=cell,
+        row=row,
+        tick_angle=angle,
+        wrapped=wrapped,
+        plot_height=plot_height,
+        top=20 + 2 * font,
+        bottom=10 + label_drop,
+    )
+
+
+def _feature_label_angle(cell: float, label: float, font_size: int) -> int | None:
+    """Upright (0) when a feature label fits its cell, tilted (−45) or on its side (−90) when a
+    line of type does, None when not even that (labels thinned out)."""
+    ink = 0.8 * font_size  # the height of a line of digits
+    if label + font_size / 2 <= cell:
+        return 0
+    if cell * 0.7 >= ink:
+        return -45
+    if cell >= ink:
+        return -90
+    return None
+
+
+def _number_width(number: str, font_size: int) -> float:
+    """Pixels of a printed number: a digit is half an em, a sign or a point about a third."""
+    return font_size * sum(0.5 if char.isdigit() else 0.3 for char in number)

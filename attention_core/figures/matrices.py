@@ -11,6 +11,7 @@ to [0, 1] so that steps compare; masked cells are grey gaps marked with ×.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,6 +209,25 @@ def _outline(x0: float, x1: float, y0: float, y1: float, width: int) -> dict:
     }
 
 
+def label_width(label: str, font_size: int) -> float:
+    """About how many pixels a label takes: a wide (Chinese) character is an em, any other
+    about half an em (Plotly sizes nothing before drawing, so the figure has to guess)."""
+    return font_size * sum(1.0 if unicodedata.east_asian_width(char) in "WF" else 0.55 for char in label)
+
+
+def _column_label_angle(labels: list[str], cell_width: float, style: FigureStyle) -> int:
+    """-45 (tilted) when the widest column label, with half an em on either side, is wider than a
+    cell: upright, neighbours would run into each other ("2:汽车3:自行车"); else 0."""
+    widest = max((label_width(label, style.font_size) for label in labels), default=0.0)
+    return -45 if widest + style.font_size > cell_width else 0
+
+
+def _narrowest_cell(columns: int, style: FigureStyle) -> float:
+    """A cell's width when its matrix shares the page with another (half of FIGURE_WIDTH, minus
+    about nine ems of row labels and colour bar): the narrowest a page lays a matrix out."""
+    return (FIGURE_WIDTH // 2 - 9 * style.font_size) / max(columns, 1)
+
+
 def _row_height(rows: int, style: FigureStyle) -> int:
     """Full height up to 16 rows; beyond, rows shrink so the figure stays about one screen tall.
     Under a height cap (projector) rows shrink to fit it, but stay a line of type tall while
@@ -325,13 +345,14 @@ def matrix_heatmap(
                 showlegend=False,
             )
         )
+    tick_angle = -45 if columns > 6 else _column_label_angle(column_labels, _narrowest_cell(columns, style), style)
     layout = dict(
         title={"text": title, "x": 0.0, "xanchor": "left"} if title else {},
         height=_chrome_height(style) + rows * _row_height(rows, style),
         margin={"l": 10, "r": 10, "t": _title_margin(style) if title else 10, "b": 10},
         plot_bgcolor=MASKED_GREY,
         font={"family": FONT_FAMILY, "size": style.font_size},
-        xaxis={"title": {"text": column_title}, "type": "category", "tickangle": -45 if columns > 6 else 0},
+        xaxis={"title": {"text": column_title}, "type": "category", "tickangle": tick_angle},
         yaxis={"title": {"text": row_title}, "type": "category", "autorange": "reversed"},
     )
     shapes = highlight_shapes(rows, columns, tuple(highlight_rows), tuple(highlight_cells))
@@ -389,6 +410,8 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
     if decimals and cell < wanted:
         heat.texttemplate = None  # too narrow for numbers: they would overlap
     cell = max(cell, 4)
+    if not figure.layout.xaxis.tickangle and heat.x is not None:  # upright labels wider than a cell: tilted
+        figure.layout.xaxis.tickangle = _column_label_angle([str(label) for label in heat.x], cell, style)
     row = cell if rows > DENSE_SIDE else max(cell, style.font_size + 8)  # a labelled row: a line of type
     margin = figure.layout.margin
     figure.update_layout(height=_chrome_height(style) + rows * row + (margin.t or 0) // 2)

@@ -90,7 +90,9 @@ def _layout(figure: go.Figure, *, height: int, title: str = "") -> go.Figure:
         height=height,
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         font={"size": FONT_SIZE},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0.0, "xanchor": "left"},
+        # under the axis title at any type size: anchored to the figure's bottom edge, whose
+        # room Plotly reserves before placing the tick labels and the axis title above it
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0, "xanchor": "left"},
         plot_bgcolor="white",
         hovermode="closest",
     )

@@ -42,6 +42,13 @@ FIGURES_JS = """
             cells: cells ? box(cells) : null,
             rows: z.length,
             columns: z.length ? z[0].length : 0,
+            // every heatmap of the figure (a figure of subplots has several) with its own axes' labels
+            panels: (graph._fullData || []).filter(trace => trace.type === 'heatmap').map(trace => ({
+                rows: trace.z.length,
+                columns: trace.z.length ? trace.z[0].length : 0,
+                x_labels: graph.querySelectorAll(`.${trace.xaxis}tick text`).length,
+                y_labels: graph.querySelectorAll(`.${trace.yaxis}tick text`).length,
+            })),
             x_labels: Array.from(graph.querySelectorAll('.xtick text')).map(text => text.textContent),
             y_labels: Array.from(graph.querySelectorAll('.ytick text')).map(text => text.textContent),
             cell_numbers: Array.from(graph.querySelectorAll('.textpoint text, text.textpoint')).length
@@ -157,26 +164,40 @@ def _check_mask_lab_figures(page) -> list[dict]:
     return figures
 
 
-@pytest.mark.parametrize(
-    "stage",
-    [
-        pytest.param(
-            "qkv",
-            marks=pytest.mark.xfail(reason="the X · W panels of the Q, K, V stage: not yet measured", strict=False),
-        ),
-        "output",
-    ],
-)
+PROJECTION_TABS = ("K = X · W^K", "V = X · W^V")
+"""The Q, K, V stage's X · W figures behind the first tab (Q = X · W^Q, open at first)."""
+
+
+def _shown_matrix_figures(page) -> list[dict]:
+    """The figures on screen (not behind a closed tab) that draw at least one matrix."""
+    return [figure for figure in _figures(page) if figure["rows"] and figure["box"]["width"] > 0]
+
+
+def _check_every_label_and_number(figure: dict) -> None:
+    label = re.sub(r"<[^>]+>", "", figure["title"]) or "X · W"
+    for panel in figure["panels"]:  # one heatmap, or the three panels of X · W = Q
+        assert panel["y_labels"] == panel["rows"], f"{label}: a row label is missing ({panel})"
+        assert panel["x_labels"] == panel["columns"], f"{label}: a column label is missing ({panel})"
+    cells = sum(panel["rows"] * panel["columns"] for panel in figure["panels"])
+    assert figure["cell_numbers"] >= cells, f"{label}: cell numbers missing ({figure['cell_numbers']} of {cells})"
+    assert not overlapping_texts(figure), f"{label}: {overlapping_texts(figure)[:5]}"
+
+
+@pytest.mark.parametrize("stage", ["qkv", "output"])
 def test_side_by_side_stages_keep_every_label_and_number_at_1440_by_900(page, stage):
     _open(page, f"/?stage={stage}", width=1440, height=900)
-    figures = [figure for figure in _figures(page) if figure["rows"]][:3]
-    assert len(figures) == 3
+    figures = _shown_matrix_figures(page)
+    assert len(figures) >= 3
     for figure in figures:
-        label = re.sub(r"<[^>]+>", "", figure["title"])
-        assert len(figure["y_labels"]) == figure["rows"], f"{label}: a token label is missing"
-        assert len(figure["x_labels"]) == figure["columns"], f"{label}: a column label is missing"
-        assert figure["cell_numbers"] >= figure["rows"] * figure["columns"], f"{label}: cell numbers missing"
-        assert not overlapping_texts(figure), f"{label}: {overlapping_texts(figure)[:5]}"
+        _check_every_label_and_number(figure)
+    if stage == "qkv":  # the X · W panels of K and of V, each behind its tab
+        for tab in PROJECTION_TABS:
+            page.get_by_role("tab", name=tab).click()
+            page.wait_for_timeout(800)
+            shown = [figure for figure in _shown_matrix_figures(page) if len(figure["panels"]) == 3]
+            assert len(shown) == 1, f"{tab}: one X · W figure on screen"
+            _check_every_label_and_number(shown[0])
+        page.screenshot(path=str(ARTIFACTS / "side-by-side-qkv-1440.png"))
 
 
 def _page_paths() -> list[str]:
@@ -186,32 +207,10 @@ def _page_paths() -> list[str]:
     return ["" if index == 0 else entry[3] for index, entry in enumerate(ast.literal_eval(table))]
 
 
-NOT_YET_FITTED = {
-    "why-sqrt-dk": "the std-against-dk chart's axis title runs into its tick labels at 20 px",
-    "real-model": "the one-cell bar chart keeps a fixed height: its token labels overlap at 20 px",
-    "cell": "the outlined weights figure keeps its own height: its row labels overlap at 20 px",
-}
-NOT_YET_FITTED_IN = {
-    ("your-numbers", "zh"): "long Chinese column labels of a 4-column matrix are not tilted and touch",
-}
-"""Pages whose figures still fail the projector check (found by this test, not fixed yet)."""
-NOT_YET_CHECKED = {
-    "positional": "the positional-encoding page's figures are not yet sized for projector type (overlapping labels)",
-    "decoder": "the decoder page's token labels overlap at 20 px (not yet sized for projector type)",
-}
-"""Pages added after this test was written: failing in English, not yet measured in Chinese."""
-
-
 def _page_cases() -> list:
-    cases = []
-    for path in _page_paths():
-        for lang in ("en", "zh"):
-            reason = NOT_YET_FITTED.get(path) or NOT_YET_FITTED_IN.get((path, lang))
-            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-            if path in NOT_YET_CHECKED:
-                marks = [pytest.mark.xfail(reason=NOT_YET_CHECKED[path], strict=False)]
-            cases.append(pytest.param(path, lang, marks=marks, id=f"{path or 'step'}-{lang}"))
-    return cases
+    return [
+        pytest.param(path, lang, id=f"{path or 'step'}-{lang}") for path in _page_paths() for lang in ("en", "zh")
+    ]
 
 
 @pytest.mark.parametrize(("path", "lang"), _page_cases())
