@@ -12,7 +12,9 @@ from attention_core.decoder.forward import MAX_PROMPT_TOKENS, top_predictions
 from attention_core.decoder.heads import STAGE_MATRICES, SUMMARY_NAMES, head_views, prompt_head_summary, query_groups
 from attention_core.decoder.readable import readable_text
 from attention_core.figures import heatmap
+from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
 from attention_core.figures.decoder import DecoderFigureText, head_grid, prediction_bars
+from attention_core.lessons.cell import follow_cell
 from ui.cache import decoder_checkpoint, decoder_greedy, decoder_head_scores, decoder_run
 from ui.controls import controls
 from ui.display import figure_style, figure_text, panels, projector_mode
@@ -32,11 +34,6 @@ from ui.views import (
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
-try:  # the cell-by-cell view is an optional part of the engine
-    from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
-    from attention_core.lessons.cell import follow_cell
-except ImportError:
-    follow_cell = None
 
 DEFAULT_PROMPT = DECODER_PROMPT  # a repeated phrase: the model copies, and induction heads light up
 MAX_STEPS = 10
@@ -220,9 +217,6 @@ def one_head(run, layer: int, head: int) -> None:
 def one_cell(run, layer: int, head: int) -> None:
     """Follow one cell (i, j) of the chosen head, with the page "Follow one cell"'s figures."""
     st.subheader(t("decoder.cell.title"))
-    if follow_cell is None:
-        st.caption(t("decoder.cell.unavailable"))
-        return
     view = head_views(run, layer, head).main
     labels = view.query_labels
     st.markdown(t("decoder.cell.explain", dk=run.config.dk))

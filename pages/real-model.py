@@ -3,7 +3,9 @@
 import streamlit as st
 
 from attention_core import STAGES, MaskSpec
+from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
 from attention_core.figures.real_model import RealModelFigureText, embedding_strip, weights_mosaic
+from attention_core.lessons.cell import follow_cell
 from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
@@ -23,11 +25,6 @@ from ui.views import (
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
-try:  # the cell-by-cell view is an optional part of the engine
-    from attention_core.figures.cell import CellFigureText, cell_locator, dot_product_latex, softmax_bars, softmax_latex
-    from attention_core.lessons.cell import follow_cell
-except ImportError:
-    follow_cell = None
 
 MAX_LENGTH = 64  # longest input drawn here, padding included: 72 heads of 64 × 64 are already 300 000 cells
 STAGE_NAMES = [stage.name for stage in STAGES]
@@ -192,9 +189,6 @@ def mask_trial(run, layer: int, head: int) -> None:
 def one_cell(run, layer: int, head: int) -> None:
     """Follow one cell (i, j) of the chosen head, with the page "Follow one cell"'s figures."""
     st.subheader(t("real_model.cell.title"))
-    if follow_cell is None:
-        st.caption(t("real_model.cell.unavailable"))
-        return
     full = head_trace(run, layer, head)  # every position: the softmax of a row needs all its keys
     labels = full.query_labels
     st.markdown(t("real_model.cell.explain", dk=run.config.dk))
