@@ -255,25 +255,18 @@ st.subheader(t("real_model.tokens.title"))
 token_table(run)
 
 layer_column, head_column = st.columns([6, 12], vertical_alignment="bottom")
-layer = layer_column.segmented_control(
-    t("real_model.layer"),
-    range(config.num_layers),
-    format_func=lambda index: str(index + 1),
-    default=0,
-    required=True,
-    key="rm_layer",
-    persist_state="session",
-    width="stretch",
-)
-head = head_column.segmented_control(
-    t("real_model.head"),
-    range(config.num_heads),
-    format_func=lambda index: str(index + 1),
-    default=0,
-    required=True,
-    key="rm_head",
-    persist_state="session",
-    width="stretch",
+layer, head = (
+    column.segmented_control(
+        t(f"real_model.{name}"),
+        range(count),
+        format_func=lambda index: str(index + 1),  # numbered from 1 on screen
+        default=0,
+        required=True,
+        key=f"rm_{name}",
+        persist_state="session",
+        width="stretch",
+    )
+    for column, name, count in ((layer_column, "layer", config.num_layers), (head_column, "head", config.num_heads))
 )
 
 st.subheader(t("real_model.overview.title"))
