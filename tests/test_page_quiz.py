@@ -11,14 +11,12 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import APP, ROOT, chart_ids, decode_array, heatmap_z, plotly_specs, run_app
+from apptest_helpers import chart_ids, decode_array, heatmap_z, plotly_specs, run_app
 from streamlit.testing.v1 import AppTest
 
 from attention_core import ToySettings, build_toy_trace, token_labels, tokenize
 from ui.i18n import translate
 
-PAGE = ROOT / "pages" / "quiz.py"
-REGISTERED = '"pages/quiz.py"' in APP.read_text(encoding="utf-8")
 TEXT = ToySettings().text  # 11 tokens
 QUERY_TEXT = "猫坐在垫子上。"
 LIMIT = 12  # rows asked, as the page promises in its caption
@@ -26,14 +24,7 @@ LIMIT = 12  # rows asked, as the page promises in its caption
 
 def open_quiz(**session) -> AppTest:
     session.setdefault("text", TEXT)
-    if REGISTERED:
-        return run_app(page="quiz", **session)
-    at = AppTest.from_file(str(PAGE), default_timeout=60)
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_app(page="quiz", **session)
 
 
 def rerun(at: AppTest) -> AppTest:
