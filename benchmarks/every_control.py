@@ -7,7 +7,7 @@ its extremes (combined, and each setting alone). Prints per page the number of s
 how many failed (an exception, an st.error, or nothing drawn without a notice), and the
 wall time; then the failures. Exits with 1 if any scenario failed.
 
-    python benchmarks/every_control.py [--pages step_through quiz] [--sample N] [--no-links] [--limit N]
+    python benchmarks/every_control.py [--pages step quiz] [--sample N] [--no-links] [--limit N]
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def main() -> None:
     pages = args.pages or page_files()
     views = [(page, page.removeprefix("pages/").removesuffix(".py"), {}) for page in pages]
     if page_files()[0] in pages:
-        views.insert(1, (page_files()[0], "step_through (overview)", {"view": "overview"}))
+        views.insert(1, (page_files()[0], "step (overview)", {"view": "overview"}))
     print(machine_line())
     print(f"the app's token cap: {app_token_cap()}; MB = 2^20 bytes; rows = most rows of any heatmap drawn\n")
     print(

@@ -144,7 +144,7 @@ def rerun_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
                   f"{match.group(1)} ms median ({load_of(text)})" if match else "not measured",
                   verdict(match and int(match.group(1)) <= 150, match)))
     text = texts.get("payload_step_through", "")
-    match = re.search(r"^step_through \(overview\)\s+16\s+.*?([\d.]+)\s+met|^step_through \(overview\)\s+16\s+.*?"
+    match = re.search(r"^step \(overview\)\s+16\s+.*?([\d.]+)\s+met|^step \(overview\)\s+16\s+.*?"
                       r"([\d.]+)\s+\S+$", text, re.MULTILINE)
     seconds = float(match.group(1) or match.group(2)) if match else None
     lines.append(("step-through overview (all stages) rerun, 16 tokens ≤ 150 ms",

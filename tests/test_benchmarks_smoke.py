@@ -24,7 +24,7 @@ RUNS = {
     # script: (arguments of a tiny run, words of the table header, start of the one expected row)
     "server_rerun.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "kept", "8↔9 ms"), "     16"),
     "every_control.py": (["--pages", "cell", "--limit", "3"], ("page", "controls", "failed"), "cell "),
-    "payload.py": (["--sizes", "16", "--pages", "pages/step.py"], ("page", "Plotly MB"), "step_through  "),
+    "payload.py": (["--sizes", "16", "--pages", "pages/step.py"], ("page", "Plotly MB"), "step  "),
     "browser_latency.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "median ms"), "     16"),
     "many_users.py": (
         ["--users", "2", "--duration", "3", "--settle", "0", "--tokens", "4", "--floor"],
