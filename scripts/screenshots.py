@@ -53,7 +53,7 @@ SHOTS = (
     Shot("compare", "compare", {"compare.b.scaled": "false"}),
     Shot("quiz", "quiz", {}),
     Shot("real_model", "real-model", {}),
-    Shot("decoder", "decoder", {}, PROJECTOR),
+    Shot("decoder", "decoder", {"dec_stage": "weights"}, PROJECTOR, scroll_to=".st-key-dec-step-weights"),
 )
 
 
