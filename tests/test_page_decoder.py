@@ -161,3 +161,17 @@ def test_an_unreadable_decoder_is_explained_and_its_message_kept_for_the_log(mon
     assert [element.value for element in at.error] == [translate("decoder.error.other", "zh")]
     assert "/srv/models" not in page_text(at)
     assert "tensor data out of bounds" in caplog.text, "the server's log keeps the library's message"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_missing_reader_library_is_named_with_the_install_command(monkeypatch, lang):
+    import ui.cache
+
+    def without_gguf(path):
+        raise ImportError("No module named 'gguf'", name="gguf")
+
+    monkeypatch.setattr(checkpoint_module, "locate_gguf", lambda: "/srv/models/model.gguf")
+    monkeypatch.setattr(ui.cache, "decoder_checkpoint", without_gguf)
+    at = run_page(lang=lang)
+    assert [element.value for element in at.error] == [translate("decoder.error.library", lang, library="gguf")]
+    assert any(checkpoint_module.INSTALL_COMMAND in code.value for code in at.code)
