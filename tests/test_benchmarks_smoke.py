@@ -42,7 +42,7 @@ RUNS = {
         "cell             16 Slider",
     ),
     "speed_report.py": (
-        ["--parts", "rerun", "--quick"],
+        ["--parts", "rerun", "decoder", "--quick"],
         ("target", "verdict", "measured"),
         "step-through rerun after dk moves",
     ),
@@ -94,3 +94,21 @@ def test_benchmark_prints_its_table(script, runs):
     rows = lines[lines.index(header) + 1 :]
     assert any(line.startswith(row_start) for line in rows), stdout
     assert "Traceback" not in stderr, stderr[-3000:]
+
+
+def test_speed_report_reads_the_decoder_page_when_the_checkpoint_is_installed(runs):
+    """The decoder row is measured (a verdict, not "not measured") when the model is installed."""
+    _, stdout, _ = runs["speed_report.py"]
+    row = next(line for line in stdout.splitlines() if line.startswith("decoder page:"))
+    try:
+        import gguf  # noqa: F401
+
+        from attention_core.decoder import locate_gguf
+    except ImportError:
+        installed = False
+    else:
+        installed = locate_gguf() is not None
+    if installed:
+        assert " met " in row or "NOT MET" in row, row
+    else:
+        assert "not installed" in row, row

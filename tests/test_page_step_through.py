@@ -201,6 +201,9 @@ def test_projector_mode_enlarges_type_and_gaps_and_the_palette_changes_colours()
 
 def test_export_offers_every_format_and_small_matrix_snippets():
     at = _at_stage("weights", text="a b c")
+    assert not at.get("download_button"), "the closed export panel is neither built nor sent"
+    at.session_state["step-export-export"] = True  # what a click on its title sets
+    at.run()
     labels = [button.proto.label for button in at.get("download_button")]
     assert labels[:3] == [".npz", "CSV files (.zip)", "JSON"]
     assert "Figure as an offline HTML file" in labels
@@ -225,3 +228,40 @@ def test_a_stage_with_one_matrix_prints_its_numbers_in_the_cells(stage):
     spec = _spec_of(at, stage)
     [heat] = [trace for trace in spec["data"] if trace.get("type") == "heatmap"]
     assert heat.get("texttemplate") == "%{z:.2f}", "the numbers are printed in the cells"
+
+
+def test_the_table_is_made_only_when_its_tab_is_open_and_holds_the_exact_numbers():
+    """A settings change sends the heatmap alone; clicking "Table" brings the exact matrix."""
+    at = _at_stage("weights")
+    assert not at.dataframe, "the closed table tab is neither built nor sent"
+    assert _spec_of(at, "weights")
+    at.session_state["step-weights-weights-tab"] = "Table"  # what a click on the tab sets
+    at.run()
+    assert not at.exception
+    expected = build_toy_trace(ToySettings()).attention.weights
+    (table,) = at.dataframe
+    np.testing.assert_allclose(table.value.to_numpy(dtype=float), expected, rtol=1e-6)
+    assert not [chart for chart in chart_ids(at) if chart.endswith("-step-weights-weights")], "heatmap tab closed"
+
+
+def test_an_open_table_tab_survives_a_language_switch():
+    """The open tab is remembered by its label; in the other language it falls back to the heatmap."""
+    at = _at_stage("weights")
+    at.session_state["step-weights-weights-tab"] = "Table"
+    at.run()
+    at.session_state["lang"] = "zh"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.dataframe or _spec_of(at, "weights")
+
+
+def test_the_table_of_a_long_matrix_shows_the_zoom_window_chosen_under_the_heatmap():
+    settings = ToySettings(text=" ".join(f"w{i}" for i in range(300)))
+    at = run_app(stage="weights", text=settings.text)
+    at.slider(key="step-weights-weights-zoom-row").set_value(100).run()
+    at.session_state["step-weights-weights-tab"] = "Table"
+    at.run()
+    assert not at.exception
+    expected = build_toy_trace(settings).attention.weights[100:124, :24]
+    (table,) = at.dataframe
+    np.testing.assert_allclose(table.value.to_numpy(dtype=float), expected, rtol=1e-6)

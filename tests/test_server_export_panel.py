@@ -15,6 +15,9 @@ from attention_core import ToyTrace
 from attention_core.export import MAX_TEXT_EXPORT_CELLS
 from ui import cache
 
+EXPORT_OPEN = {"step-export-export": True}
+"""The step-through's export panel opened, as a click on its title does (closed, it holds nothing)."""
+
 
 def download_buttons(at) -> dict[str, object]:
     """The page's download buttons by their key's end ("csv", "json", …), as protos."""
@@ -31,7 +34,7 @@ def words(count: int, tag: str = "w") -> str:
 @pytest.mark.parametrize(("tokens", "offered"), [(12, True), (256, True), (257, False)])
 def test_csv_and_json_are_offered_only_up_to_the_limit(tokens, offered):
     assert (tokens * tokens <= MAX_TEXT_EXPORT_CELLS) == offered
-    at = run_app(text=words(tokens))
+    at = run_app(text=words(tokens), **EXPORT_OPEN)
     buttons = download_buttons(at)
     assert buttons["csv"].disabled is not offered and buttons["json"].disabled is not offered
     assert buttons["npz"].disabled is False, "the .npz file is offered at every size"
@@ -44,7 +47,7 @@ def test_no_export_is_built_on_a_rerun(monkeypatch):
     for name in ("npz_bytes", "csv_zip_bytes", "json_text", "standalone_html"):
         original = getattr(ui.views, name)
         monkeypatch.setattr(ui.views, name, lambda *a, _f=original, _n=name, **k: built.append(_n) or _f(*a, **k))
-    at = run_app(text=words(20))
+    at = run_app(text=words(20), **EXPORT_OPEN)
     at.session_state["dk"] = 5
     at.run()
     assert not at.exception and download_buttons(at)
@@ -56,7 +59,7 @@ def test_an_open_session_does_not_keep_its_trace_alive():
     globals held `trace`) as long as the session; neither may hold the (up to 72 MB) trace
     once the cache has let it go."""
     sentence = words(30, tag="keepalive")
-    at = run_app(text=sentence)
+    at = run_app(text=sentence, **EXPORT_OPEN)
     assert download_buttons(at)
     held = [
         entry.value

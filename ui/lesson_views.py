@@ -82,7 +82,10 @@ def projection_panel(trace: ToyTrace) -> None:
                 ("k", trace.x_key, trace.w_k, trace.key_labels, ("X", "W<sup>K</sup>", "K")),
                 ("v", trace.x_key, trace.w_v, trace.key_labels, ("X", "W<sup>V</sup>", "V")),
             )
-            for tab, (name, x, w, labels, names) in zip(st.tabs(TAB_LABELS), sides, strict=True):
+            tabs = st.tabs(TAB_LABELS, key="projection-tab", on_change="rerun")  # only the open tab is drawn
+            for tab, (name, x, w, labels, names) in zip(tabs, sides, strict=True):
+                if not tab.open:
+                    continue
                 with tab:
                     figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
                     # built in the display style, panels placed for it: no restyle (it would square each panel)

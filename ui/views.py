@@ -97,31 +97,38 @@ def matrix_view(
 
     A large matrix gets a zoom window under its heatmap (and in its table) showing a chosen
     region's exact values; beyond MAX_DRAWN_SIDE the heatmap itself is drawn in blocks.
+    Only the open tab is built and sent: a change of settings repaints the heatmap alone, and
+    the table is made when its tab is clicked.
     """
     values = trace.matrix(name)
     large = max(values.shape) > TABLE_FULL_SIDE
-    heatmap_tab, table_tab = st.tabs([t("tab.heatmap"), t("tab.table")])
-    text, style = figure_text(), figure_style()
-    with heatmap_tab:
-        narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
-        figure = heatmap(
-            trace, name, text=text, style=style, show_numbers=False if narrow or large else None, highlight=highlight
-        )
-        if square:
-            figure = restyle(figure, style)
-        st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
-        window = _zoom_window(values.shape, key=f"{key}-{name}") if large else None
-        if window is not None:
-            zoomed = heatmap(
-                trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
+    heatmap_tab, table_tab = st.tabs([t("tab.heatmap"), t("tab.table")], key=f"{key}-{name}-tab", on_change="rerun")
+    if heatmap_tab.open:
+        with heatmap_tab:
+            text, style = figure_text(), figure_style()
+            narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
+            figure = heatmap(
+                trace, name, text=text, style=style, show_numbers=False if narrow or large else None,
+                highlight=highlight,
             )
-            st.plotly_chart(zoomed, key=f"{key}-{name}-zoom", config={"displaylogo": False})
-    with table_tab:
-        if large:
-            st.caption(t("zoom.table"))
-        frame = matrix_frame(trace, name, window=window)
-        number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
-        st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
+            if square:
+                figure = restyle(figure, style)
+            st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
+            if large:
+                window = _zoom_window(values.shape, key=f"{key}-{name}")
+                zoomed = heatmap(
+                    trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
+                )
+                st.plotly_chart(zoomed, key=f"{key}-{name}-zoom", config={"displaylogo": False})
+    if table_tab.open:
+        with table_tab:
+            window = None
+            if large:
+                st.caption(t("zoom.table"))
+                window = _chosen_zoom_window(values.shape, key=f"{key}-{name}")
+            frame = matrix_frame(trace, name, window=window)
+            number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
+            st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
 
 
 def matrix_views(trace: ToyTrace, names: tuple[str, ...] | list[str], key: str) -> None:
@@ -138,6 +145,7 @@ def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
 
     An axis that already fits in the window gets no slider (it would slide from 0 to 0,
     which Streamlit refuses): a wide matrix with few rows (Q at dk = 512) only scrolls across.
+    The sliders keep their place while the table tab is open (its table shows the same window).
     """
     rows, columns = shape
     st.caption(t("zoom.explain", side=ZOOM_SIDE, limit=MAX_DRAWN_SIDE))
@@ -151,7 +159,25 @@ def _window_start(length: int, column, label: str, key: str) -> int:
     """The zoom window's first index along one axis: 0 when the axis fits, else a slider's."""
     if length <= ZOOM_SIDE:
         return 0
-    return column.slider(label, 0, length - ZOOM_SIDE, 0, key=key)
+    st.session_state[key] = _remembered_start(length, key)  # clamped: the sentence may be shorter now
+    return column.slider(label, 0, length - ZOOM_SIDE, key=key, persist_state="session")
+
+
+def _chosen_zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
+    """The zoom window last chosen under the heatmap (the top-left corner if none was)."""
+    rows, columns = shape
+    first_row = _remembered_start(rows, f"{key}-zoom-row")
+    first_column = _remembered_start(columns, f"{key}-zoom-column")
+    return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
+
+
+def _remembered_start(length: int, key: str) -> int:
+    """A zoom slider's kept value, within the axis it now slides along (the sentence may
+    have become shorter since)."""
+    value = st.session_state.get(key, 0)
+    if not isinstance(value, int) or isinstance(value, bool):
+        value = 0
+    return min(max(value, 0), max(length - ZOOM_SIDE, 0))
 
 
 FULLY_MASKED_NAMED = 10
@@ -184,7 +210,8 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
     """Downloads of every recorded matrix (.npz, CSV files, JSON), and for the matrices on
     screen a LaTeX / Markdown snippet and an offline HTML figure.
 
-    Files are built only when their button is clicked (callables), not on every rerun. The
+    The panel's content is made only while it is open. Files are built only when their
+    button is clicked (callables), not on every rerun. The
     callables hold the trace's small settings, not the trace: Streamlit keeps a session's
     download callables as long as the session (and 2 minutes after its tab closed), and a
     2,048-token trace is 72 MB; on a click the trace comes from the shared cache (or is
@@ -195,8 +222,11 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
     def the_trace() -> ToyTrace:
         return memo(build_toy_trace, settings)
 
+    panel = st.expander(t("export.title"), icon=":material/download:", key=f"{key}-export", on_change="rerun")
+    if not panel.open:
+        return  # closed: nothing in it is built or sent (its snippets are long text)
     text_fits = text_export_fits(trace)
-    with st.expander(t("export.title"), icon=":material/download:"):
+    with panel:
         st.caption(t("export.all"))
         npz_column, csv_column, json_column = st.columns(3)
         npz_column.download_button(

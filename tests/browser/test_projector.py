@@ -191,11 +191,17 @@ def test_side_by_side_stages_keep_every_label_and_number_at_1440_by_900(page, st
     for figure in figures:
         _check_every_label_and_number(figure)
     if stage == "qkv":  # the X · W panels of K and of V, each behind its tab
-        for tab in PROJECTION_TABS:
-            page.get_by_role("tab", name=tab).click()
+        for tab, name in zip(PROJECTION_TABS, ("K", "V"), strict=True):
+            page.get_by_role("tab", name=tab).click()  # the tab's figure is built on the click (a rerun)
+            shown = []
+            for _ in range(60):
+                page.wait_for_timeout(500)
+                shown = [figure for figure in _shown_matrix_figures(page) if len(figure["panels"]) == 3]
+                if len(shown) == 1 and any(text["text"] == name for text in shown[0]["texts"]):  # its panel title
+                    break
+            assert len(shown) == 1, f"{tab}: one X · W figure on screen"
             page.wait_for_timeout(800)
             shown = [figure for figure in _shown_matrix_figures(page) if len(figure["panels"]) == 3]
-            assert len(shown) == 1, f"{tab}: one X · W figure on screen"
             _check_every_label_and_number(shown[0])
         page.screenshot(path=str(ARTIFACTS / "side-by-side-qkv-1440.png"))
 
