@@ -130,6 +130,9 @@ CONTROLS_JS = """
     for (const type of types) {
         document.querySelectorAll(`[data-testid="${type}"]`).forEach((element, index) => {
             if (element.offsetParent === null) return;  // hidden (a closed tab or expander)
+            if (element.querySelector('input:disabled, textarea:disabled, button:disabled, [aria-disabled="true"]')) {
+                return;  // greyed out: a page that does not use this setting (the decoder's sidebar)
+            }
             const label = element.querySelector('[data-testid="stWidgetLabel"]');
             const text = (label ? label.innerText : element.innerText).replace(/\\s+/g, ' ').trim();
             const where = element.closest('[data-testid="stSidebar"]') ? 'sidebar' : 'page';
@@ -233,7 +236,7 @@ class Page:
             self.page.keyboard.press("Escape")
             self.page.wait_for_timeout(QUIET_MS)
         box = text_area_locator(self.page)
-        if box.count():
+        if box.count() and box.is_enabled():
             self.change(lambda: (box.fill(self.sentences[0]), box.press("Control+Enter")))
         for expander in self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details:not([open]) '
                                           'summary').all():
