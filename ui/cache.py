@@ -13,6 +13,8 @@ a second.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import itertools
 import sys
@@ -28,7 +30,6 @@ import numpy as np
 import streamlit as st
 
 from attention_core import MAX_TEXT_CHARS, InputError, ToySettings, ToyTrace, build_toy_trace
-from attention_core.allocator import release_freed_memory, reuse_freed_memory
 
 from .language import t
 
@@ -230,7 +231,6 @@ def _note_page(result: Any) -> None:
 def release_page_results() -> int:
     """After a page's run: its top-level names holding a cached result now hold a weak
     reference instead (see above); returns how many. Call once at the end of every run."""
-    _start_sweeper()  # on every page, also those that cache nothing here (the decoder's)
     results, page_globals = getattr(_run, "results", {}), getattr(_run, "page_globals", None)
     _run.results, _run.page_globals = {}, None
     released = 0
@@ -249,8 +249,15 @@ def sweep() -> int:
     system; returns how many were dropped."""
     dropped = small_results.expire() + large_results.expire()
     if dropped:
-        release_freed_memory()
+        _release_free_memory()
     return dropped
+
+
+def _release_free_memory() -> None:
+    """Ask glibc to return freed heap pages to the system (large arrays are returned by
+    themselves; this also covers many smaller ones). Does nothing elsewhere."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 TRIM_EVERY_SWEEPS = 6
@@ -263,17 +270,14 @@ def _sweep_forever() -> None:
     for count in itertools.count(1):
         time.sleep(SWEEP_SECONDS)
         if not sweep() and count % TRIM_EVERY_SWEEPS == 0:
-            release_freed_memory()
+            _release_free_memory()
 
 
 def _start_sweeper() -> None:
-    """Once per process: keep freed memory for the next traces (no fresh pages to zero for
-    every record), which the sweeper gives back to the system when idle."""
     global _sweeper
     if _sweeper is None:
         with _computing_lock:
             if _sweeper is None:
-                reuse_freed_memory()
                 _sweeper = threading.Thread(target=_sweep_forever, name="result-cache-sweeper", daemon=True)
                 _sweeper.start()
 
