@@ -21,12 +21,9 @@ run this script with a separate environment's Python that has torch and numpy).
 `--threads N` sets OpenBLAS's, OpenMP's and PyTorch's thread counts to N (by restarting the
 script with those variables). `--native-blas` restarts it without OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE, which this machine sets for old OpenBLAS builds and which select a slower
-kernel in a current one; the kernel in use is printed when threadpoolctl is installed.
-
-`--server-allocator` first calls `attention_core.allocator.reuse_freed_memory()`, as the app's
-server does: glibc then keeps freed blocks for the next call, so the engine's fresh records land
-on pages the last call already touched (as the floor's one buffer does) instead of new pages the
-kernel must zero. Without it the process runs with glibc's defaults, as a notebook does; the
+kernel in a current one; the kernel in use is printed when threadpoolctl is installed. `--reuse-memory` restarts it with
+glibc told to keep freed memory (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_): the engine's
+fresh records then reuse the pages of the last call's, as the floor's one buffer does, and the
 difference between the two runs is what the first touch of fresh memory costs.
 """
 
@@ -45,7 +42,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 from attention_core import attention as engine
 from attention_core import scaled_dot_product_attention
-from attention_core.allocator import reuse_freed_memory
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 CORETYPE_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -164,7 +160,7 @@ def torch_row(repeats: int) -> str:
     )
 
 
-def blas_line(server_allocator: bool) -> str:
+def blas_line() -> str:
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     coretype = os.environ.get("OPENBLAS_CORETYPE", "unset")
     try:
@@ -175,7 +171,7 @@ def blas_line(server_allocator: bool) -> str:
         blas = [info for info in threadpool_info() if info.get("user_api") == "blas"]
         kernel = ", ".join(f"{info.get('internal_api')} {info.get('version')} kernel {info.get('architecture')} "
                            f"{info.get('num_threads')} thread(s)" for info in blas) or "no BLAS found"
-    reuse = "the server's allocator setting (freed memory reused)" if server_allocator else "glibc's defaults"
+    reuse = "freed memory reused" if "MALLOC_TRIM_THRESHOLD_" in os.environ else "glibc's default memory reuse"
     return (f"numpy {np.__version__}; OPENBLAS_NUM_THREADS={threads}, OPENBLAS_CORETYPE={coretype}; {kernel}; {reuse}; "
             f"load average {os.getloadavg()[0]:.1f} at start")
 
@@ -189,6 +185,8 @@ def _restart_if_needed(args) -> None:
     if args.native_blas:
         for name in CORETYPE_VARIABLES:
             environment.pop(name, None)
+    if args.reuse_memory:
+        environment.update(MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 31))
     if environment != dict(os.environ):
         os.execve(sys.executable, [sys.executable, *sys.argv], environment)
 
@@ -200,14 +198,12 @@ def main() -> None:
                         "(fewer for larger n, at least 7)")
     parser.add_argument("--threads", type=int, help="BLAS, OpenMP and PyTorch threads (default: as set)")
     parser.add_argument("--native-blas", action="store_true", help="run without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE")
-    parser.add_argument("--server-allocator", action="store_true", help="keep freed memory for the next call, "
-                        "as the app's server does (attention_core.allocator.reuse_freed_memory)")
+    parser.add_argument("--reuse-memory", action="store_true", help="let glibc keep freed memory for the next "
+                        "call (no first touch of fresh pages): shows what the records' fresh memory costs")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch row")
     parser.add_argument("--no-steps", action="store_true", help="skip the table of the engine's steps")
     args = parser.parse_args()
     _restart_if_needed(args)
-    if args.server_allocator and not reuse_freed_memory():
-        parser.error("--server-allocator needs glibc (mallopt)")
     if args.threads is not None:
         try:
             import torch
@@ -215,7 +211,7 @@ def main() -> None:
             pass
         else:
             torch.set_num_threads(args.threads)
-    print(blas_line(args.server_allocator))
+    print(blas_line())
     print(f"dk = {DK}; medians of calls taken in turn; ratio = engine / floor (tight NumPy, or torch)\n")
     print(f"{'n':>6} {'dtype':>8} {'mask':>7} {'floor':>6} {'floor ms':>9} {'engine ms':>10} {'ratio':>6} "
           f"{'floor cpu':>9} {'engine cpu':>10} {'ratio':>6}")

@@ -9,9 +9,9 @@ prints the target table from them. `--reuse` reads the outputs already in `--out
 of running a part again (a part whose file is missing is run). Parts:
 
 - engine: `engine_overhead.py` at n = 1024 and 2048 with the native BLAS kernel
-  (`--native-blas`): one thread with glibc's defaults (a notebook), one thread with the
-  server's allocator setting (`--server-allocator`: freed memory reused), two threads. Run
-  with `--engine-python` (default: the Python of /work/bench-venv if it exists, which has
+  (`--native-blas`) with 1 and then 2 threads, and once more with one thread and freed memory
+  kept for reuse (`--reuse-memory`: what the records' fresh pages cost). Run with
+  `--engine-python` (default: the Python of /work/bench-venv if it exists, which has
   PyTorch; else this one: PyTorch "not installed").
 - rerun: `server_rerun.py --sizes 16` and `payload.py` for the step-through page at 16
   tokens (its overview rerun).
@@ -52,7 +52,7 @@ def commands(args) -> dict[str, list[str]]:
     return {  # in this order: the ratios that need the most time last, so a time-out loses least
         "engine_1thread": [*engine, "--threads", "1"],
         "engine_2threads": [*engine, "--threads", "2", "--no-steps"],
-        "engine_1thread_server_allocator": [*engine, "--threads", "1", "--server-allocator", "--no-steps"],
+        "engine_1thread_reused_memory": [*engine, "--threads", "1", "--reuse-memory", "--no-steps", "--no-torch"],
         "server_rerun": [sys.executable, str(HERE / "server_rerun.py"), "--sizes", "16",
                          *(["--repeats", "1"] if args.quick else [])],
         "payload_step_through": [sys.executable, str(HERE / "payload.py"), "--sizes", "16", "--pages",
@@ -69,7 +69,7 @@ def commands(args) -> dict[str, list[str]]:
 
 
 PART_OF = {
-    "engine_1thread": "engine", "engine_2threads": "engine", "engine_1thread_server_allocator": "engine",
+    "engine_1thread": "engine", "engine_2threads": "engine", "engine_1thread_reused_memory": "engine",
     "server_rerun": "rerun", "payload_step_through": "rerun", "control_latency": "control", "many_users": "users",
     "decoder_forward": "decoder",
 }
@@ -114,27 +114,31 @@ def engine_rows(text: str) -> dict[tuple[int, str, str, str], tuple[float, float
 
 def engine_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
     lines = []
-    for threads, name, allocator in ((1, "engine_1thread", "glibc's defaults"),
-                                     (1, "engine_1thread_server_allocator", "as the server runs it"),
-                                     (2, "engine_2threads", "glibc's defaults")):
+    for threads, name in ((1, "engine_1thread"), (2, "engine_2threads")):
         text = texts.get(name)
         rows = engine_rows(text) if text else {}
         tight = rows.get((2048, "float32", "none", "tight"))
         lines.append((
-            f"engine ÷ tight NumPy, float32, n = m = 2048, {threads} thread(s), {allocator} ≤ 1.3",
+            f"engine ÷ tight NumPy, float32, n = m = 2048, {threads} thread(s) ≤ 1.3",
             f"wall {tight[0]:.2f}, cpu {tight[1]:.2f} ({load_of(text)})" if tight else "not measured",
             verdict(tight and max(tight) <= 1.3, tight),
         ))
         if text and "PyTorch not installed" in text:
-            lines.append((f"engine ÷ PyTorch, float64, n = 1024, {threads} thread(s), {allocator} ≤ 1.0",
+            lines.append((f"engine ÷ PyTorch, float64, n = 1024, {threads} thread(s) ≤ 1.0",
                           "PyTorch not installed in the engine's environment", "not measured"))
         else:
             torch = rows.get((1024, "float64", "none", "torch"))
             lines.append((
-                f"engine ÷ PyTorch, float64, n = 1024, {threads} thread(s), {allocator} ≤ 1.0",
+                f"engine ÷ PyTorch, float64, n = 1024, {threads} thread(s) ≤ 1.0",
                 f"wall {torch[0]:.2f}, cpu {torch[1]:.2f}" if torch else "not measured",
                 verdict(torch and max(torch) <= 1.0, torch),
             ))
+    text = texts.get("engine_1thread_reused_memory")
+    rows = engine_rows(text) if text else {}
+    tight = rows.get((2048, "float32", "none", "tight"))
+    if tight:
+        lines.append(("  the same, freed memory reused (no first touch of fresh pages), 1 thread",
+                      f"wall {tight[0]:.2f}, cpu {tight[1]:.2f}", "(profile)"))
     return lines
 
 
