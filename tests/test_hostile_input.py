@@ -25,7 +25,7 @@ from apptest_helpers import APP, ROOT, decode_array, heatmap_traces, plotly_spec
 from streamlit import config as streamlit_config
 from streamlit.testing.v1 import AppTest
 
-from attention_core import MAX_DIM, ToySettings, build_toy_trace, token_labels, tokenize
+from attention_core import MAX_DIM, STAGES, ToySettings, build_toy_trace, token_labels, tokenize
 from attention_core.tokens import MAX_TEXT_CHARS, MAX_TOKENS
 from ui.i18n import translate
 from ui.url import MAX_URL_TEXT, read_url
@@ -246,6 +246,9 @@ def test_hostile_sentence_on_the_step_through_page(name):
                 z = decode_array(trace["z"]).astype(float)
                 assert np.isfinite(z).all(), f"{name}: NaN or Inf drawn in {spec['layout'].get('title')}"
         if tokens and len(tokens) <= 200:
+            first = STAGES[0]  # its first matrix's table, opened as a click on the tab does
+            at.session_state[f"step-{first.name}-{first.matrices_for(False)[0]}-tab"] = translate("tab.table", "en")
+            at.run()
             table = at.dataframe[0].value
             assert list(table.index) == token_labels(tokens), "table cells hold the token text as typed"
     if name in OVER_CHARACTER_LIMIT:
