@@ -101,30 +101,6 @@ def test_a_result_in_use_is_kept_past_its_time_to_live(monkeypatch):
     assert alive_megabytes() == 30 and len(ALLOCATED) == 1
 
 
-class _Cycle:
-    """An object in a reference cycle holding a megabyte: what a closed session leaves behind."""
-
-    def __init__(self):
-        self.me, self.payload = self, bytearray(1 << 20)
-
-
-def test_an_idle_server_collects_the_cycles_closed_sessions_left_once_per_idle_spell():
-    asked = cache._last_asked
-    gc.disable()  # as on an idle server: nothing allocates, so no collection starts by itself
-    try:
-        left = weakref.ref(_Cycle())
-        assert left() is not None, "a cycle outlives its last reference until a full collection"
-        assert not cache.collect_if_idle(now=asked + cache.IDLE_SECONDS / 2), "not idle yet: nothing runs"
-        assert left() is not None
-        assert cache.collect_if_idle(now=asked + cache.IDLE_SECONDS + 1)
-        assert left() is None, "collected once the server is idle"
-        assert not cache.collect_if_idle(now=asked + cache.IDLE_SECONDS + 2), "once per idle spell"
-        cache.memo(allocate, 1, 5)  # somebody asks: a new spell of use, then of idleness
-        assert cache.collect_if_idle(now=cache._last_asked + cache.IDLE_SECONDS + 1)
-    finally:
-        gc.enable()
-
-
 def test_a_background_sweeper_runs_without_any_request():
     cache.memo(allocate, 1, 4)
     assert any(thread.name == "result-cache-sweeper" and thread.daemon for thread in threading.enumerate())

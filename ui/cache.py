@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
-import gc
 import itertools
 import sys
 import threading
@@ -172,9 +171,7 @@ def memo(function: Callable[..., T], *args: Hashable) -> T:
     without copying). Sessions asking for the same result at once compute it once (a class
     opening the teacher's link together). Exceptions are not cached.
     """
-    global _last_asked, _collected_since_asked
     _start_sweeper()
-    _last_asked, _collected_since_asked = time.monotonic(), False  # a spell of use: collect again when idle
     _note_page(value := _memo(function, args))
     return value
 
@@ -269,34 +266,9 @@ and finished reruns free many medium-sized blocks (figure JSON, protobuf message
 glibc would otherwise keep for the process."""
 
 
-IDLE_SECONDS = 60
-"""A server nobody has asked anything for this long is idle (the class has gone)."""
-_last_asked = time.monotonic()
-_collected_since_asked = False
-
-
-def collect_if_idle(now: float | None = None) -> bool:
-    """Once per idle spell, a full garbage collection, then free heap pages back to the
-    system; True if it ran now.
-
-    Closed sessions leave reference cycles (figures, messages, session objects) that only a
-    full collection frees, and an idle server allocates too little for Python to start one.
-    """
-    global _collected_since_asked
-    now = time.monotonic() if now is None else now
-    if now - _last_asked <= IDLE_SECONDS or _collected_since_asked:
-        return False
-    gc.collect()
-    _release_free_memory()
-    _collected_since_asked = True
-    return True
-
-
 def _sweep_forever() -> None:
     for count in itertools.count(1):
         time.sleep(SWEEP_SECONDS)
-        if collect_if_idle():
-            continue
         if not sweep() and count % TRIM_EVERY_SWEEPS == 0:
             _release_free_memory()
 
