@@ -39,6 +39,13 @@ def escape_markdown(text: str) -> str:
     return "".join(f"\\{char}" if char in MARKDOWN_SPECIALS else char for char in text)
 
 
+def kept_int(key: str, default: int) -> int:
+    """The whole number a widget kept under `key` in session state, else `default` (a link or
+    an old session may have left anything there)."""
+    value = st.session_state.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
 def token_picker(
     label: str, labels: list[str], key: str, default: int, help: str | None = None,
     positions: list[int] | None = None, disabled: bool = False,
@@ -50,9 +57,7 @@ def token_picker(
     `positions`, to the last allowed one before it (or the first allowed).
     """
     options = list(range(len(labels))) if positions is None else sorted(positions)
-    previous = st.session_state.get(key, default)
-    if not isinstance(previous, int) or isinstance(previous, bool):
-        previous = default
+    previous = kept_int(key, default)
     st.session_state[key] = max((p for p in options if p <= previous), default=options[0])
     return st.selectbox(
         label, options, format_func=labels.__getitem__, key=key, help=help, disabled=disabled,
@@ -152,7 +157,7 @@ def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
     row_column, column_column = st.columns(2)
     first_row = _window_start(rows, row_column, t("zoom.first_row"), key=f"{key}-zoom-row")
     first_column = _window_start(columns, column_column, t("zoom.first_column"), key=f"{key}-zoom-column")
-    return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
+    return _window(first_row, first_column)
 
 
 def _window_start(length: int, column, label: str, key: str) -> int:
@@ -166,18 +171,17 @@ def _window_start(length: int, column, label: str, key: str) -> int:
 def _chosen_zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
     """The zoom window last chosen under the heatmap (the top-left corner if none was)."""
     rows, columns = shape
-    first_row = _remembered_start(rows, f"{key}-zoom-row")
-    first_column = _remembered_start(columns, f"{key}-zoom-column")
+    return _window(_remembered_start(rows, f"{key}-zoom-row"), _remembered_start(columns, f"{key}-zoom-column"))
+
+
+def _window(first_row: int, first_column: int) -> tuple[slice, slice]:
     return slice(first_row, first_row + ZOOM_SIDE), slice(first_column, first_column + ZOOM_SIDE)
 
 
 def _remembered_start(length: int, key: str) -> int:
     """A zoom slider's kept value, within the axis it now slides along (the sentence may
     have become shorter since)."""
-    value = st.session_state.get(key, 0)
-    if not isinstance(value, int) or isinstance(value, bool):
-        value = 0
-    return min(max(value, 0), max(length - ZOOM_SIDE, 0))
+    return min(max(kept_int(key, 0), 0), max(length - ZOOM_SIDE, 0))
 
 
 FULLY_MASKED_NAMED = 10
@@ -211,11 +215,11 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
     screen a LaTeX / Markdown snippet and an offline HTML figure.
 
     The panel's content is made only while it is open. Files are built only when their
-    button is clicked (callables), not on every rerun. The
-    callables hold the trace's small settings, not the trace: Streamlit keeps a session's
-    download callables as long as the session (and 2 minutes after its tab closed), and a
-    2,048-token trace is 72 MB; on a click the trace comes from the shared cache (or is
-    recomputed, identically). CSV and JSON only up to MAX_TEXT_EXPORT_CELLS.
+    button is clicked (callables), not on every rerun. The callables hold the trace's small
+    settings, not the trace: Streamlit keeps a session's download callables as long as the
+    session (and 2 minutes after its tab closed), and a 2,048-token trace is 72 MB; on a click
+    the trace comes from the shared cache (or is recomputed, identically). CSV and JSON only
+    up to MAX_TEXT_EXPORT_CELLS.
     """
     settings = trace.settings
 
