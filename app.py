@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 from PIL import Image
 
-from ui.cache import release_page_results
+from ui.cache import freeze_long_lived_objects, release_page_results
 from ui.language import t
 from ui.url import load_url_once
 
@@ -39,3 +39,4 @@ try:
     navigation.run()
 finally:
     release_page_results()  # a session keeps its settings, not its (shared, cached) traces: ui/cache.py
+    freeze_long_lived_objects()  # later runs' garbage collections visit only new objects: ui/cache.py

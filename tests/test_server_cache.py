@@ -177,3 +177,22 @@ def test_at_most_two_results_are_computed_at_once():
     for thread in threads:
         thread.join()
     assert 1 <= most[0] <= cache.COMPUTING_AT_ONCE
+
+
+def test_after_the_first_run_collections_skip_what_it_left_alive_and_still_free_new_cycles():
+    """Streamlit collects garbage after every run; the objects alive after the first run
+    (modules, Plotly's validators) are frozen once, so that later collections skip them."""
+    from streamlit.testing.v1 import AppTest
+
+    AppTest.from_file(str(cache.PAGES_FOLDER.parent / "app.py"), default_timeout=60).run()
+    assert gc.get_freeze_count() > 10_000, "the imported modules' objects are frozen"
+
+    class Node:
+        pass
+
+    node = Node()
+    node.itself = node  # a cycle: only the collector frees it
+    watched = weakref.ref(node)
+    del node
+    gc.collect()
+    assert watched() is None, "a cycle made after the freeze is still collected"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import gc
 import itertools
 import sys
 import threading
@@ -280,6 +281,33 @@ def _start_sweeper() -> None:
             if _sweeper is None:
                 _sweeper = threading.Thread(target=_sweep_forever, name="result-cache-sweeper", daemon=True)
                 _sweeper.start()
+
+
+# --- the garbage collector after each run ------------------------------------------------
+#
+# Streamlit runs a full garbage collection after every script run (`runner.postScriptGC`),
+# so that figures and other objects in reference cycles are freed at once. A full
+# collection visits every object the process tracks: after the imports (Streamlit, Plotly
+# and its validators, pandas) that is some 130,000 objects and about 90 ms on this machine,
+# paid by every rerun of every session while it holds the interpreter lock.
+# `freeze_long_lived_objects` moves what the first run left alive into the collector's
+# permanent generation, so that later collections visit only what was made since.
+
+_frozen = False
+
+
+def freeze_long_lived_objects() -> None:
+    """Once per process, after its first run: collect, then exempt every object still alive
+    (modules, Plotly's validators, caches) from later collections. Reference counting still
+    frees them if they are dropped; only a cycle among them would be kept."""
+    global _frozen
+    if _frozen:
+        return
+    with _computing_lock:
+        if not _frozen:
+            gc.collect()
+            gc.freeze()
+            _frozen = True
 
 
 def trace_or_stop(settings: ToySettings) -> ToyTrace:
