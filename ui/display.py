@@ -47,8 +47,16 @@ def panels(spec: int | list[float], stack: bool | None = None, **options) -> lis
     return st.columns(spec, **options)
 
 
+DISPLAY_SECTION_OPEN = "display-section-open"
+"""Session flag: projector mode was on in this session, so the Display section is drawn open.
+It stays set: Streamlit makes a new expander when `expanded` changes, which would close the
+section under the pointer of someone switching back to Screen."""
+
+
 def display_controls(sidebar) -> None:
-    with sidebar.expander(t("control.display_section"), expanded=projector_mode()):
+    if projector_mode():
+        st.session_state[DISPLAY_SECTION_OPEN] = True
+    with sidebar.expander(t("control.display_section"), expanded=st.session_state.get(DISPLAY_SECTION_OPEN, False)):
         st.radio(
             t("control.display"),
             DISPLAY_MODES,

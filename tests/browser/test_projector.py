@@ -240,3 +240,19 @@ def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(p
         small = [(text["text"], text["size"]) for text in ticks if text["size"] < MIN_FONT_PX]
         assert not small, f"/{path}: {label}: text below {MIN_FONT_PX} px: {small[:5]}"
         assert not overlapping_texts(figure), f"/{path}: {label}: {overlapping_texts(figure)[:5]}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_display_section_stays_open_when_projector_mode_is_switched_off_again(page, lang):
+    """A teacher opens the sidebar's Display section, picks Projector, then Screen: the section
+    (and its radio, under the pointer) stays open for the next choice."""
+    _open(page, f"/?lang={lang}")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text(translate("control.display_section", lang), exact=True).click()
+    for mode in ("projector", "screen"):
+        sidebar.get_by_text(translate(f"display.{mode}", lang), exact=True).click()
+        page.wait_for_timeout(300)
+        wait_for_app(page)
+        radio = sidebar.get_by_role("radio", name=translate("display.screen", lang))
+        assert radio.is_visible(), f"the Display section closed after choosing {mode}"
+    assert radio.is_checked()
