@@ -22,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
+FLOOR_APP = ROOT / "benchmarks" / "floor_app.py"
+"""One heatmap under the app's dk slider and sentence box: the floor the app is compared with."""
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -23,6 +23,11 @@ the sentence to their cap; pass --all-pages-large to measure them anyway). Targe
 at the start is printed, and a busy machine shows in every row alike. Each page's first row
 is its first paint: from the start of the navigation to the last DOM change of its first
 run, with the default sentence, in a new session on a warm server (target ≤ 1.5 s).
+
+With `--floor`, `benchmarks/floor_app.py` (one heatmap under the same dk slider and sentence
+box) is then served and timed the same way, as it is and with the weights printed in its
+cells: rows "floor" and "floor+numbers", not counted in the summary. They show what
+Streamlit, Plotly and Chromium take on this machine for one heatmap, whatever the app does.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from _server import (
     CHROMIUM,
     CHROMIUM_ARGS,
     EXCEPTIONS_JS,
+    FLOOR_APP,
     VIEWPORT,
     StreamlitServer,
     chromium_problem,
@@ -130,9 +136,13 @@ CONTROLS_JS = """
     for (const type of types) {
         document.querySelectorAll(`[data-testid="${type}"]`).forEach((element, index) => {
             if (element.offsetParent === null) return;  // hidden (a closed tab or expander)
-            if (element.querySelector('input:disabled, textarea:disabled, button:disabled, [aria-disabled="true"]')) {
-                return;  // greyed out: a page that does not use this setting (the decoder's sidebar)
-            }
+            // greyed out: a page that does not use this setting (the decoder's sidebar); a number
+            // input at its minimum has a greyed-out − button, but is not greyed out itself
+            const fields = element.querySelectorAll('input, textarea');
+            const buttons = Array.from(element.querySelectorAll('button:not([aria-label^="Help"])'));
+            if (fields.length ? Array.from(fields).every(field => field.disabled)
+                : buttons.length && buttons.every(button => button.disabled)) return;
+            if (element.querySelector('[aria-disabled="true"]')) return;
             const label = element.querySelector('[data-testid="stWidgetLabel"]');
             const text = (label ? label.innerText : element.innerText).replace(/\\s+/g, ' ').trim();
             const where = element.closest('[data-testid="stSidebar"]') ? 'sidebar' : 'page';
@@ -270,9 +280,11 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
     element = page.page.locator(f'[data-testid="{kind}"]').nth(index)
     forward = step % 2 == 0
     if kind == "stSlider":
-        thumb = element.get_by_role("slider")
-        at_max = thumb.get_attribute("aria-valuenow") == thumb.get_attribute("aria-valuemax")
-        key = "ArrowLeft" if forward == at_max else "ArrowRight"
+        # The thumb is a hidden <input type="range">. Up and Down move it as Right and Left do,
+        # and the step-through page keeps ← and → for its stages (ui/keys.py).
+        thumb = element.locator('input[type="range"]').first
+        at_max = thumb.input_value() == thumb.get_attribute("max")
+        key = "ArrowDown" if forward == at_max else "ArrowUp"
         return lambda: (thumb.focus(), thumb.press(key))
     if kind == "stSelectbox":
         box = element.locator("input").first
@@ -286,11 +298,12 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
         return lambda: target.click(force=True)  # the input itself is hidden behind its styled label
     if kind == "stCheckbox":
         return element.locator("label").first.click
-    if kind == "stNumberInput":
-        button = element.locator(
-            '[data-testid="stNumberInputStepUp"]' if forward else '[data-testid="stNumberInputStepDown"]'
-        )
-        return button.click
+    if kind == "stNumberInput":  # typed: a narrow number input has no + and − buttons
+        box = element.locator("input")
+        value, top = float(box.input_value() or 0), box.get_attribute("max")
+        up = forward != (top is not None and value >= float(top))
+        text = f"{value + 1 if up else value - 1:g}"
+        return lambda: (box.fill(text), box.press("Enter"))
     if kind == "stButtonGroup":
         buttons = element.locator("button")
         states = element.evaluate(  # a segmented control marks its choice with aria-checked, pills with aria-pressed
@@ -367,6 +380,19 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
     return results
 
 
+FLOOR_VARIANTS = (("floor", ""), ("floor+numbers", "?numbers=1"))
+"""benchmarks/floor_app.py as it is, and with the weights printed in its cells (as the app does
+up to 400 cells): one heatmap under a dk slider and a sentence box, nothing else."""
+
+
+def warm_up(browser, url: str, timeout: float) -> None:
+    """A first visit: the server imports the app, and later deep links to its pages work."""
+    page = browser.new_page()
+    page.goto(url, timeout=timeout * 1000)
+    page.wait_for_selector(".js-plotly-plot", timeout=timeout * 1000)
+    page.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 2048])
@@ -376,6 +402,8 @@ def main() -> None:
                         help="measure sizes above 16 on every page, not only those that draw that many tokens")
     parser.add_argument("--timeout", type=float, default=60, help="seconds one change may take")
     parser.add_argument("--budget", type=float, default=240, help="seconds of changes per page and size")
+    parser.add_argument("--floor", action="store_true",
+                        help="then time benchmarks/floor_app.py's controls the same way (rows 'floor', not counted)")
     args = parser.parse_args()
     problem = chromium_problem()
     if problem:
@@ -392,41 +420,50 @@ def main() -> None:
           f"{'max ms':>7} {'heatmaps':>8} {'errors':>6}  verdict")
     summary = {"measured": 0, "over": 0, "errors": 0, "skipped": 0}
     started = time.monotonic()
-    with StreamlitServer() as server, sync_playwright() as playwright:
+
+    def report(results: list[ControlResult], name: str, n: int, count: bool = True) -> None:
+        for result in results:
+            target = FIRST_PAINT_MS if result.kind == "first paint" else TARGET_MS.get(n, TARGET_MS[2048])
+            if result.errors < 0:
+                verdict, median, longest = "not measured (page's time budget)", "—", "—"
+            elif not result.times:
+                verdict, median, longest = "no rerun", "—", "—"
+            else:
+                value = statistics.median(result.times) * 1e3
+                verdict = "OVER" if value > target else "met"
+                median, longest = f"{value:.0f}", f"{max(result.times) * 1e3:.0f}"
+            if count:
+                summary["errors"] += max(result.errors, 0)
+                summary["skipped"] += result.errors < 0
+                summary["measured"] += bool(result.times) and result.errors >= 0
+                summary["over"] += verdict == "OVER"
+            print(f"{name:<13} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
+                  f"{result.where:<7} {len(result.times):>7} {median:>9} {longest:>7} "
+                  f"{result.heatmaps_changed:>8} {max(result.errors, 0):>6}  {verdict}", flush=True)
+
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            warm_up = browser.new_page()  # the first visit registers the app's pages (later deep links work)
-            warm_up.goto(server.url, timeout=args.timeout * 1000)
-            warm_up.wait_for_selector(".js-plotly-plot", timeout=args.timeout * 1000)
-            warm_up.close()
-            for n in args.sizes:
-                for url_path, path in menu:
-                    if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
-                        continue
-                    for result in measure_page(browser, server.url, url_path, n, args.repeats,
-                                               args.timeout * 1000, args.budget, first_paint=n == args.sizes[0]):
-                        summary["errors"] += max(result.errors, 0)
-                        target = FIRST_PAINT_MS if result.kind == "first paint" else TARGET_MS.get(n, TARGET_MS[2048])
-                        if result.errors < 0:
-                            summary["skipped"] += 1
-                            verdict, median, longest = "not measured (page's time budget)", "—", "—"
-                        elif not result.times:
-                            verdict, median, longest = "no rerun", "—", "—"
-                        else:
-                            summary["measured"] += 1
-                            value = statistics.median(result.times) * 1e3
-                            over = value > target
-                            summary["over"] += over
-                            verdict = "OVER" if over else "met"
-                            median, longest = f"{value:.0f}", f"{max(result.times) * 1e3:.0f}"
-                        print(f"{url_path:<13} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
-                              f"{result.where:<7} {len(result.times):>7} {median:>9} {longest:>7} "
-                              f"{result.heatmaps_changed:>8} {max(result.errors, 0):>6}  {verdict}", flush=True)
+            with StreamlitServer() as server:
+                warm_up(browser, server.url, args.timeout)
+                for n in args.sizes:
+                    for url_path, path in menu:
+                        if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
+                            continue
+                        report(measure_page(browser, server.url, url_path, n, args.repeats, args.timeout * 1000,
+                                            args.budget, first_paint=n == args.sizes[0]), url_path, n)
+            if args.floor:
+                with StreamlitServer(app=FLOOR_APP) as server:
+                    warm_up(browser, server.url, args.timeout)
+                    for n in args.sizes:
+                        for name, query in FLOOR_VARIANTS:
+                            report(measure_page(browser, server.url, query, n, args.repeats, args.timeout * 1000,
+                                                args.budget, first_paint=n == args.sizes[0]), name, n, count=False)
         finally:
             browser.close()
     print(f"\n{summary['measured']} control(s) measured, {summary['over']} over the target, "
-          f"{summary['errors']} error(s), {summary['skipped']} not measured; {time.monotonic() - started:.0f} s")
-
+          f"{summary['errors']} error(s), {summary['skipped']} not measured; {time.monotonic() - started:.0f} s"
+          + ("; the floor rows are not counted" if args.floor else ""))
 
 if __name__ == "__main__":
     main()

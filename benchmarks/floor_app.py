@@ -7,7 +7,9 @@ attention weights for the sentence's tokens (one row per token, labelled `positi
 nothing else: no shared controls, no cache, no other chart. `many_users.py --floor` serves
 it with the same sessions and the same changes as the app, in the same run, so that the
 app's latencies can be read as a multiple of what Streamlit, Plotly and the browsers cost
-on this machine at that moment.
+on this machine at that moment. `control_latency.py --floor` times its two controls too,
+once as it is and once opened with `?numbers=1`: the weights printed in the cells, as the
+app prints them in a matrix of up to 400 cells.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import streamlit as st
 TEXT_LABEL = "Sentence"
 DK_LABEL = "dk: size of each query and key vector"
 DEFAULT_TEXT = "the cat sat on the mat"
+MAX_CELLS_WITH_NUMBERS = 400
+"""As in the app (attention_core.figures.matrices), which this file does not import."""
 
 
 def embeddings(tokens: list[str], dk: int) -> np.ndarray:
@@ -38,6 +42,8 @@ scores -= scores.max(axis=-1, keepdims=True)
 weights = np.exp(scores)
 weights /= weights.sum(axis=-1, keepdims=True)  # (n, n)
 labels = [f"{position}:{token}" for position, token in enumerate(tokens)]
-figure = go.Figure(go.Heatmap(z=weights, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis"))
+numbers = st.query_params.get("numbers") == "1" and weights.size <= MAX_CELLS_WITH_NUMBERS
+figure = go.Figure(go.Heatmap(z=weights, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis",
+                              texttemplate="%{z:.2f}" if numbers else None))
 figure.update_yaxes(autorange="reversed")
 st.plotly_chart(figure, key="weights")

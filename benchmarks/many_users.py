@@ -47,6 +47,7 @@ from _server import (
     CHROMIUM_ARGS,
     EXCEPTIONS_JS,
     FIRST_HEATMAP_JS,
+    FLOOR_APP,
     VIEWPORT,
     StreamlitServer,
     chromium_problem,
@@ -58,9 +59,6 @@ from _server import (
     text_area_locator,
     words,
 )
-
-FLOOR_APP = Path(__file__).resolve().parent / "floor_app.py"
-"""One heatmap and the same two controls: the floor the app's latencies are compared with."""
 
 MAX_CHANGES_PER_SESSION = 10_000
 """A bound on each session's loop besides its duration."""

@@ -63,7 +63,7 @@ def commands(args) -> dict[str, list[str]]:
                        "--floor", "--duration", str(args.duration), "--settle", "3",
                        *(["--tokens", "4"] if args.quick else [])],
         "control_latency": [sys.executable, str(HERE / "control_latency.py"), "--repeats", str(args.repeats),
-                            "--budget", str(args.budget),
+                            "--budget", str(args.budget), "--floor",
                             *(["--sizes", "16", "--pages", "cell"] if args.quick else [])],
     }
 
@@ -163,6 +163,8 @@ def control_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
     text = texts.get("control_latency", "")
     rows = re.findall(r"^(\S+)\s+(\d+) (.{14}) (.{40}) (sidebar|page)\s+(\d+)\s+(\d+|—)\s+(\d+|—)\s+(\d+)\s+"
                       r"(\d+)\s+(.+)$", text, re.MULTILINE)
+    floor_rows = [row for row in rows if row[0].startswith("floor")]
+    rows = [row for row in rows if not row[0].startswith("floor")]
     lines = []
     for label, n, target, kinds in (("first paint, every page", "16", 1500, {"first paint"}),
                                     ("control → repaint median, every control, 16 tokens", "16", 250, None),
@@ -185,6 +187,11 @@ def control_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
         if errors:
             measured += f"; {errors} error(s)"
         lines.append((f"{label} ≤ {target} ms", measured, verdict(not over and not errors, True)))
+    for n in ("16", "2048"):
+        timed = [row for row in floor_rows if row[1] == n and row[6] != "—"]
+        if timed:
+            lines.append((f"  floor app (one heatmap, nothing else), {n} tokens, same run", "; ".join(
+                f"{row[0]} {row[2].strip().lower()} {row[6]} ms" for row in timed), "(profile)"))
     return lines
 
 

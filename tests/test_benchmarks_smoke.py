@@ -37,7 +37,7 @@ RUNS = {
         "   128  float32    none  tight",
     ),
     "control_latency.py": (
-        ["--sizes", "16", "--pages", "cell", "--repeats", "1", "--budget", "60"],
+        ["--sizes", "16", "--pages", "cell", "--repeats", "1", "--budget", "60", "--floor"],
         ("page", "control", "median ms", "verdict"),
         "cell             16 Slider",
     ),
@@ -112,3 +112,14 @@ def test_speed_report_reads_the_decoder_page_when_the_checkpoint_is_installed(ru
         assert " met " in row or "NOT MET" in row, row
     else:
         assert "not installed" in row, row
+
+
+@pytest.mark.browser
+def test_control_latency_times_the_floor_apps_two_controls_with_and_without_numbers(runs):
+    if BROWSER_PROBLEM:
+        pytest.skip(BROWSER_PROBLEM)
+    _, stdout, _ = runs["control_latency.py"]
+    for name in ("floor ", "floor+numbers "):
+        lines = stdout.splitlines()
+        timed = [line for line in lines if line.startswith(name) and ("Slider" in line or "TextArea" in line)]
+        assert len(timed) == 2 and all(line.split()[-1] in ("met", "OVER") for line in timed), stdout
