@@ -59,6 +59,7 @@ TARGET_MS = {16: 250, 2048: 1000}
 SMALL_INPUT_ONLY = {
     "pages/your-numbers.py": "draws the user's own matrices, not the sidebar sentence",
     "pages/real-model.py": "the model reads its own sentence, at most 256 tokens",
+    "pages/decoder.py": "the model reads its own prompt, not the sidebar sentence",
 }
 """Pages whose token cap says 2048 but which do not draw a sentence that long."""
 FIRST_PAINT_MS = 1500
@@ -124,6 +125,15 @@ SETTLED_JS = """
 ([finishedBefore, quiet]) => window.__finished > finishedBefore
     && performance.now() - Math.max(window.__lastMutation, window.__lastMessage) > quiet
 """
+
+SELECTED_OPTION_JS = """
+() => {
+    const options = Array.from(document.querySelectorAll('[role="listbox"] [role="option"]'));
+    const index = options.findIndex(option => option.getAttribute('aria-selected') === 'true');
+    return index < 0 ? null : [index, options.length];
+}
+"""
+"""In an open select box: the chosen option's place among those drawn, and how many are drawn."""
 
 CONTROL_TYPES = (
     "stSlider", "stSelectbox", "stRadio", "stCheckbox", "stNumberInput", "stButtonGroup", "stTextArea",
@@ -288,8 +298,17 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
         return lambda: (thumb.focus(), thumb.press(key))
     if kind == "stSelectbox":
         box = element.locator("input").first
-        key = "ArrowDown" if forward else "ArrowUp"
-        return lambda: (box.click(), box.press(key), box.press("Enter"))
+
+        def choose() -> None:  # the next option (the previous one back), turning at either end of the list
+            box.click()
+            chosen = page.page.evaluate(SELECTED_OPTION_JS)
+            at_end = chosen is not None and chosen[0] == chosen[1] - 1
+            at_start = chosen is not None and chosen[0] == 0
+            down = (forward and not at_end) or (not forward and at_start)
+            box.press("ArrowDown" if down else "ArrowUp")
+            box.press("Enter")
+
+        return choose
     if kind == "stRadio":
         options = element.get_by_role("radio")
         checked = element.evaluate("el => Array.from(el.querySelectorAll('input[type=radio]')).map(i => i.checked)")
