@@ -5,11 +5,14 @@
 FROM python:3.11-slim
 
 # STREAMLIT_SERVER_FILE_WATCHER_TYPE=none: a server does not watch its source files for changes.
+# MALLOC_ARENA_MAX=2: two glibc heaps for all threads from the start (ui/cache.py sets the same
+# cap when the app is first run, if the environment has not).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    STREAMLIT_SERVER_FILE_WATCHER_TYPE=none
+    STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
+    MALLOC_ARENA_MAX=2
 
 # An unprivileged user (uid 10001) runs the app; the code stays owned by root, read-only to it.
 RUN groupadd --gid 10001 app \

@@ -8,6 +8,9 @@ still keeps (nothing else refers to it).
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import threading
 import weakref
 from dataclasses import dataclass
@@ -196,3 +199,37 @@ def test_after_the_first_run_collections_skip_what_it_left_alive_and_still_free_
     del node
     gc.collect()
     assert watched() is None, "a cycle made after the freeze is still collected"
+
+
+HEAPS_AFTER_THREADS = """
+import ctypes, re, sys, tempfile, threading
+if sys.argv[1] == "import":
+    import ui.cache
+libc = ctypes.CDLL("libc.so.6")
+barrier = threading.Barrier(16)
+def allocate():
+    blocks = [ctypes.create_string_buffer(200) for _ in range(2000)]  # small blocks: from a thread's heap
+    barrier.wait()  # all 16 threads alive at once
+threads = [threading.Thread(target=allocate) for _ in range(16)]
+[thread.start() for thread in threads]
+[thread.join() for thread in threads]
+libc.fopen.restype = ctypes.c_void_p
+path = tempfile.mktemp()
+report = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, ctypes.c_void_p(report))
+libc.fclose(ctypes.c_void_p(report))
+print(len(re.findall(r'<heap nr="[0-9]+"', open(path).read())))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's heaps")
+def test_the_servers_threads_share_two_heaps_so_freed_memory_is_not_scattered():
+    """Streamlit runs each session's script in its own thread; glibc would give each its own
+    heap (16 here, without the cap), where freed blocks linger."""
+    def heaps(mode: str) -> int:
+        env = {key: value for key, value in os.environ.items() if key != "MALLOC_ARENA_MAX"}
+        result = subprocess.run([sys.executable, "-c", HEAPS_AFTER_THREADS, mode], capture_output=True, text=True,
+                                cwd=cache.PAGES_FOLDER.parent, env=env, check=True)
+        return int(result.stdout.strip())
+
+    assert heaps("import") <= cache.MALLOC_ARENAS < heaps("without"), "the cap applies once ui.cache is imported"
