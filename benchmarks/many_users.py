@@ -27,6 +27,8 @@ With `--floor`, each N is run a second time right after the app, against
 `benchmarks/floor_app.py` (one heatmap under the same two controls, nothing else) with the
 same sessions and changes; its row ends with the app's p95 divided by the floor's. Both rows
 of one N are measured minutes apart on the same machine, so the ratio is what to compare.
+With `--floor-numbers` as well, a third row serves the floor app with the weights printed
+in its cells ("floor+numbers", `?numbers=1`), as the app prints them in its 12 × 12 heatmap.
 """
 
 from __future__ import annotations
@@ -140,7 +142,8 @@ class StartLine:
             self.event.set()
 
 
-async def run_session(browser, url: str, user: int, args, result: SessionResult, gate, start: StartLine):
+async def run_session(browser, url: str, user: int, args, result: SessionResult, gate, start: StartLine,
+                      query: str = ""):
     """One student: open the page, then change the sentence and dk until the time is up.
 
     Returns the browser context, still open (the caller measures memory, then closes it).
@@ -155,7 +158,7 @@ async def run_session(browser, url: str, user: int, args, result: SessionResult,
         try:
             async with gate:
                 started = time.perf_counter()
-                await page.goto(f"{url}/?stage=weights", timeout=args.load_timeout * 1000)
+                await page.goto(f"{url}/?stage=weights{query}", timeout=args.load_timeout * 1000)
                 await page.wait_for_selector(".js-plotly-plot", timeout=args.load_timeout * 1000)
                 result.load_seconds = time.perf_counter() - started
         finally:
@@ -198,11 +201,11 @@ async def run_session(browser, url: str, user: int, args, result: SessionResult,
     return context
 
 
-async def warm_up(browser, url: str, timeout_s: float) -> None:
+async def warm_up(browser, url: str, timeout_s: float, query: str = "") -> None:
     """One visit, so that imports and first-run caches are not counted as per-session memory."""
     context = await browser.new_context(viewport=VIEWPORT)
     page = await context.new_page()
-    await page.goto(f"{url}/?stage=weights", timeout=timeout_s * 1000)
+    await page.goto(f"{url}/?stage=weights{query}", timeout=timeout_s * 1000)
     await page.wait_for_selector(".js-plotly-plot", timeout=timeout_s * 1000)
     await context.close()
 
@@ -212,20 +215,21 @@ def client_cpu_seconds(server_pid: int) -> float:
     return sum(cpu_seconds(pid) for pid in descendants(os.getpid()) if pid != server_pid)
 
 
-async def run_level(users: int, args, app: Path = APP) -> dict:
+async def run_level(users: int, args, app: Path = APP, query: str = "") -> dict:
     from playwright.async_api import async_playwright
 
     with StreamlitServer(app=app) as server:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             try:
-                await warm_up(browser, server.url, args.load_timeout)
+                await warm_up(browser, server.url, args.load_timeout, query)
                 await asyncio.sleep(3)
                 rss_before = server.rss_mib()
                 results = [SessionResult() for _ in range(users)]
                 gate, start = asyncio.Semaphore(args.load_concurrency), StartLine(users)
                 sessions = asyncio.gather(
-                    *(run_session(browser, server.url, user, args, results[user], gate, start) for user in range(users))
+                    *(run_session(browser, server.url, user, args, results[user], gate, start, query)
+                      for user in range(users))
                 )
                 loads = math.ceil(users / args.load_concurrency)
                 hard_stop = loads * args.load_timeout + args.duration + args.timeout + 60  # every wait is bounded too
@@ -262,6 +266,8 @@ def main() -> None:
                         "last memory reading")
     parser.add_argument("--floor", action="store_true", help="also serve benchmarks/floor_app.py (one heatmap, the "
                         "same two controls) to the same sessions, right after the app, and print the p95 ratio")
+    parser.add_argument("--floor-numbers", action="store_true", help="with --floor: a third run, the floor app "
+                        "with the weights printed in its cells (?numbers=1)")
     parser.add_argument("--notes", type=int, default=5, help="error notes printed per run")
     args = parser.parse_args()
     problem = chromium_problem()
@@ -272,17 +278,18 @@ def main() -> None:
           f"a change slower than {args.timeout:.0f} s is a timeout, {args.load_concurrency} pages load at a time; "
           f"times in ms unless marked s; RSS in MB (2^20 bytes)\n")
     print(
-        f"{'app':>5} {'users':>5} {'secs':>4} {'changes':>7} {'errors':>6} {'exc':>3} {'t/o':>3} {'isol':>4} "
+        f"{'app':>13} {'users':>5} {'secs':>4} {'changes':>7} {'errors':>6} {'exc':>3} {'t/o':>3} {'isol':>4} "
         f"{'other':>5} {'p50':>5} {'p95':>6} {'text p50':>8} {'dk p50':>6} {'load p50 s':>10} "
         f"{'server cpu/change':>17} {'client cpu/change':>17} {'RSS before':>10} {'open':>5} {'closed':>6} "
         f"{'MB/session':>10} {'p95 ÷ floor':>11}"
     )
     notes = []
-    apps = [("app", APP)] + ([("floor", FLOOR_APP)] if args.floor else [])
+    apps = [("app", APP, "")] + ([("floor", FLOOR_APP, "")] if args.floor else []) + (
+        [("floor+numbers", FLOOR_APP, "&numbers=1")] if args.floor and args.floor_numbers else [])
     for users in args.users:
         p95 = {}
-        for name, path in apps:
-            level = asyncio.run(run_level(users, args, path))
+        for name, path, query in apps:
+            level = asyncio.run(run_level(users, args, path, query))
             results: list[SessionResult] = level["results"]
             text = [s for r in results for s in r.text_latencies]
             dk = [s for r in results for s in r.dk_latencies]
@@ -291,9 +298,9 @@ def main() -> None:
             loads = [r.load_seconds for r in results if r.load_seconds is not None]
             before, opened, closed = level["rss"]
             server_cpu, client_cpu = (cpu / len(both) * 1e3 if both else float("nan") for cpu in level["cpu"])
-            ratio = f"{p95['app'] / p95['floor']:>11.2f}" if name == "floor" else f"{'':>11}"
+            ratio = f"{p95['app'] / p95[name]:>11.2f}" if name != "app" else f"{'':>11}"
             print(
-                f"{name:>5} {users:>5} {level['elapsed']:>4.0f} {len(both):>7} {sum(r.errors for r in results):>6} "
+                f"{name:>13} {users:>5} {level['elapsed']:>4.0f} {len(both):>7} {sum(r.errors for r in results):>6} "
                 f"{sum(r.exceptions for r in results):>3} {sum(r.timeouts for r in results):>3} "
                 f"{sum(r.isolation for r in results):>4} {sum(r.other for r in results):>5} "
                 f"{percentile(both, 0.5) * 1e3:>5.0f} {p95[name] * 1e3:>6.0f} "

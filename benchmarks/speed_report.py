@@ -17,7 +17,8 @@ of running a part again (a part whose file is missing is run). Parts:
   tokens (its overview rerun).
 - decoder: `decoder_forward.py`: the decoder page's rerun after a new prompt of 64 tokens
   (AppTest, the server's share of the first paint), when the checkpoint is installed.
-- users: `many_users.py --users 10 30 --floor`: the app and the one-heatmap floor app.
+- users: `many_users.py --users 10 30 --floor --floor-numbers`: the app and the one-heatmap
+  floor app, as it is and with the weights printed in its cells.
 - control: `control_latency.py`: every control on every page at 16 and 2048 tokens, and
   each page's first paint.
 
@@ -60,7 +61,7 @@ def commands(args) -> dict[str, list[str]]:
         "decoder_forward": [sys.executable, str(HERE / "decoder_forward.py"), "--repeats",
                             "1" if args.quick else "3"],
         "many_users": [sys.executable, str(HERE / "many_users.py"), "--users", *(["2"] if args.quick else ["10", "30"]),
-                       "--floor", "--duration", str(args.duration), "--settle", "3",
+                       "--floor", "--floor-numbers", "--duration", str(args.duration), "--settle", "3",
                        *(["--tokens", "4"] if args.quick else [])],
         "control_latency": [sys.executable, str(HERE / "control_latency.py"), "--repeats", str(args.repeats),
                             "--budget", str(args.budget), "--floor",
@@ -198,8 +199,8 @@ def control_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
 def users_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
     text = texts.get("many_users", "")
     rows = {}
-    for match in re.finditer(r"^\s*(app|floor)\s+(\d+)\s+\d+\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s+\d+\s+(\d+)\s+(\d+)"
-                             r".*?([\d.]+)?$", text, re.MULTILINE):
+    for match in re.finditer(r"^\s*(app|floor|floor\+numbers)\s+(\d+)\s+\d+\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s+\d+"
+                             r"\s+(\d+)\s+(\d+).*?([\d.]+)?$", text, re.MULTILINE):
         rows[(match.group(1), int(match.group(2)))] = match
     lines = []
     for users in (10, 30):
@@ -217,6 +218,11 @@ def users_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
             f"{ratio:.2f}× ({load_of(text)})",
             verdict(errors == 0 and isolation == 0 and int(floor.group(4)) == 0 and ratio <= 2, True),
         ))
+        numbers = rows.get(("floor+numbers", users))
+        if numbers and int(numbers.group(7)):
+            lines.append(("  the same, against the floor app with its weights printed in the cells as the app does",
+                          f"p95 floor {int(numbers.group(7))} ms: app ÷ floor = {p95 / int(numbers.group(7)):.2f}×",
+                          "(profile)"))
     return lines
 
 
