@@ -29,7 +29,7 @@ RUNS = {
     "many_users.py": (
         ["--users", "2", "--duration", "3", "--settle", "0", "--tokens", "4", "--floor"],
         ("users", "errors", "p50", "p95", "MB/session", "p95 ÷ floor"),
-        "floor     2",
+        "        floor     2",
     ),
     "engine_overhead.py": (
         ["--sizes", "128", "--repeats", "1"],

@@ -267,7 +267,8 @@ MALLOC_ARENAS = 2
 to 8 per core), and Streamlit runs every session's script in a thread of its own: freed
 blocks then stay scattered over many heaps, and a server that served 20 long links held
 1.13–1.44 times its warm memory three minutes after the sessions closed (`benchmarks/memory.py`;
-with two heaps, 1.05 times). The interpreter lock lets one thread allocate at a time anyway."""
+with two heaps: 1.18 times capped here, 1.05 times capped from the start by MALLOC_ARENA_MAX=2).
+The interpreter lock lets one thread allocate at a time anyway."""
 _M_ARENA_MAX = -8  # glibc's malloc.h
 
 
