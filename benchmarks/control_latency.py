@@ -281,6 +281,10 @@ class Page:
     def controls(self) -> list[list]:
         return self.page.evaluate(CONTROLS_JS, list(CONTROL_TYPES))
 
+    def still_there(self, kind: str, index: int, label: str) -> bool:
+        """Whether control `index` of type `kind` is still the visible, enabled one labelled `label`."""
+        return any(found[:3] == [kind, index, label] for found in self.controls())
+
     def heatmaps(self) -> list[str]:
         return self.page.evaluate(HEATMAPS_JS)
 
@@ -376,6 +380,8 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
             try:
                 before = page.heatmaps()
                 for step in range(repeats):
+                    if step and kind == "stButton" and not page.still_there(kind, index, label):
+                        break  # a one-off button ("Load a sentence with …", "Reveal") is gone once used
                     seconds = page.change(action_for(page, kind, index, label, step))
                     if seconds is None:
                         result.no_rerun += 1
