@@ -73,6 +73,10 @@ if [[ -z "${STREAMLIT_SERVER_COOKIE_SECRET:-}" ]]; then
 fi
 export STREAMLIT_SERVER_COOKIE_SECRET
 
+# Two glibc heaps for each replica's threads from its start (ui/cache.py sets the same cap at its
+# first run otherwise): memory freed after a class comes back more fully (deploy/README.md).
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+
 # Free ports for the replicas: held open together, so that they differ, then released.
 read -r -a REPLICA_PORTS <<<"$("$PYTHON" - "$REPLICAS" <<'PY'
 import socket, sys
