@@ -184,6 +184,7 @@ class ControlResult:
     times: list[float] = field(default_factory=list)
     heatmaps_changed: int = 0
     no_rerun: int = 0
+    single_option: bool = False
     errors: int = 0
 
 
@@ -244,6 +245,7 @@ class Page:
         self.errors: list[str] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.first_paint: float | None = None
+        self.chosen: dict[tuple[str, int], int | None] = {}  # a segmented control's first option, to go back to
         self.open()
 
     def open(self) -> None:
@@ -339,7 +341,11 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
         idle = [i for i, (text, _, on) in enumerate(states) if text and not on]
         if not forward and pills and pressed:
             return buttons.nth(pressed[-1]).click  # switch off again what the forward step switched on
-        return buttons.nth(idle[0] if forward or len(idle) < 2 else idle[-1]).click
+        if not idle:
+            return None  # one option only (the Head picker of a single head): nothing to change
+        chosen = page.chosen.setdefault((kind, index), pressed[0] if pressed and not pills else None)
+        back = chosen if not forward and chosen is not None and chosen in idle else None
+        return buttons.nth(back if back is not None else idle[0]).click  # back: the option chosen at first
     if kind == "stTextArea":
         box = element.locator("textarea")
         if label.startswith("Sentence"):
@@ -382,7 +388,11 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
                 for step in range(repeats):
                     if step and kind == "stButton" and not page.still_there(kind, index, label):
                         break  # a one-off button ("Load a sentence with …", "Reveal") is gone once used
-                    seconds = page.change(action_for(page, kind, index, label, step))
+                    action = action_for(page, kind, index, label, step)
+                    if action is None:
+                        result.single_option = True
+                        break
+                    seconds = page.change(action)
                     if seconds is None:
                         result.no_rerun += 1
                         continue
@@ -391,6 +401,10 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
                         after = page.heatmaps()
                         result.heatmaps_changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + \
                             abs(len(after) - len(before))
+                if kind == "stButtonGroup" and not result.single_option and repeats % 2:
+                    # back to the first choice, untimed: a picker left on one option can leave the
+                    # next control with nothing to pick (h = 1 head leaves the Head picker one head)
+                    page.change(action_for(page, kind, index, label, 1))
                 result.errors += page.page.evaluate(EXCEPTIONS_JS)
             except Exception as error:
                 result.errors += 1
@@ -451,6 +465,8 @@ def main() -> None:
             target = FIRST_PAINT_MS if result.kind == "first paint" else TARGET_MS.get(n, TARGET_MS[2048])
             if result.errors < 0:
                 verdict, median, longest = "not measured (page's time budget)", "—", "—"
+            elif result.single_option and not result.times:
+                verdict, median, longest = "one option only", "—", "—"
             elif not result.times:
                 verdict, median, longest = "no rerun", "—", "—"
             else:
