@@ -506,5 +506,6 @@ def main() -> None:
           f"{summary['errors']} error(s), {summary['skipped']} not measured; {time.monotonic() - started:.0f} s"
           + ("; the floor rows are not counted" if args.floor else ""))
 
+
 if __name__ == "__main__":
     main()

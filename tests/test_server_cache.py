@@ -214,11 +214,11 @@ threads = [threading.Thread(target=allocate) for _ in range(16)]
 [thread.start() for thread in threads]
 [thread.join() for thread in threads]
 libc.fopen.restype = ctypes.c_void_p
-path = tempfile.mktemp()
-report = libc.fopen(path.encode(), b"w")
-libc.malloc_info(0, ctypes.c_void_p(report))
-libc.fclose(ctypes.c_void_p(report))
-print(len(re.findall(r'<heap nr="[0-9]+"', open(path).read())))
+with tempfile.NamedTemporaryFile(mode="r", suffix=".xml") as kept:
+    report = libc.fopen(kept.name.encode(), b"w")
+    libc.malloc_info(0, ctypes.c_void_p(report))
+    libc.fclose(ctypes.c_void_p(report))
+    print(len(re.findall(r'<heap nr="[0-9]+"', kept.read())))
 """
 
 

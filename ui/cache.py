@@ -315,21 +315,14 @@ def _start_sweeper() -> None:
 # `freeze_long_lived_objects` moves what the first run left alive into the collector's
 # permanent generation, so that later collections visit only what was made since.
 
-_frozen = False
-
-
 def freeze_long_lived_objects() -> None:
     """Once per process, after its first run: collect, then exempt every object still alive
     (modules, Plotly's validators, caches) from later collections. Reference counting still
-    frees them if they are dropped; only a cycle among them would be kept."""
-    global _frozen
-    if _frozen:
-        return
-    with _computing_lock:
-        if not _frozen:
-            gc.collect()
-            gc.freeze()
-            _frozen = True
+    frees them if they are dropped; only a cycle among them would be kept. (Two first runs
+    at once may both freeze: the second finds little to add.)"""
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
 
 
 def trace_or_stop(settings: ToySettings) -> ToyTrace:
