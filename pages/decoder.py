@@ -24,6 +24,7 @@ from ui.url import DECODER_PROMPT, write_url
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,
+    draw,
     escape_markdown,
     export_panel,
     install_notice_and_stop,
@@ -50,9 +51,6 @@ FORMULAS = {
     "masked_scores": (r"\tilde S_{ij} \leftarrow -\infty \ \text{where } j > i"
                       r"\quad(\text{causal: } M_{ij} = [\,j \le i\,])"),
 }
-CHART_CONFIG = {"displaylogo": False}
-
-
 def gguf_or_stop() -> str:
     """The installed GGUF file's path; without one, say how to install it and stop the page."""
     path = decoder_checkpoint_module.locate_gguf()
@@ -107,7 +105,7 @@ def prediction(path: str, run, checkpoint, words: DecoderFigureText) -> None:
     st.markdown(t("decoder.predict.explain", vocab=run.config.vocab_size, token=escape_markdown(best[0].shown),
                   probability=f"{best[0].probability:.1%}"))
     chart(prediction_bars([p.shown for p in best], [p.probability for p in best], text=words,
-                          title=t("decoder.predict.figure")), key="dec-predictions", config=CHART_CONFIG)
+                          title=t("decoder.predict.figure")), key="dec-predictions")
     steps = st.slider(t("decoder.steps"), 0, MAX_STEPS, 0, key="dec_steps", help=t("decoder.steps.help"),
                       persist_state="session")
     if steps:
@@ -147,7 +145,6 @@ def overview(run, layer: int, head: int, words: DecoderFigureText) -> None:
                   kv_groups=run.config.num_kv_heads,
                   title=t("decoder.overview.figure", measure=t(f"decoder.summary.{summary_name}"))),
         key="dec-overview",
-        config=CHART_CONFIG,
     )
 
 
@@ -173,7 +170,7 @@ def sharing(run, layer: int, head: int) -> None:
             view = head_views(run, layer, other).main
             figure = heatmap(view, "weights", text=text, style=style, show_numbers=False,
                              title=t("decoder.gqa.head", head=other + 1))
-            st.plotly_chart(figure, key=f"dec-gqa-{other - groups[kv][0]}", config=CHART_CONFIG)
+            draw(figure, key=f"dec-gqa-{other - groups[kv][0]}")
 
 
 def stage_text(stage_name: str, view, run, layer: int) -> None:
@@ -228,7 +225,7 @@ def one_cell(run, layer: int, head: int) -> None:
     with locator_column:
         if len(labels) <= MAX_CELL_LOCATOR:
             chart(cell_locator(view, cell, text=figure_text(), title=t("decoder.cell.locator", i=i, j=j)),
-                  key="dec-cell-locator", config=CHART_CONFIG)
+                  key="dec-cell-locator")
     if j > i:
         st.info(t("decoder.cell.future", i=i, j=j))
     raw, scaled, mask, weight = st.columns(4)
@@ -240,8 +237,7 @@ def one_cell(run, layer: int, head: int) -> None:
     st.latex(softmax_latex(cell))
     words = CellFigureText(key=t("decoder.cell.key_token"), exp=t("decoder.cell.exp"),
                            weight=t("decoder.cell.weight"), masked=t("figure.masked"))
-    chart(softmax_bars(cell, labels, text=words, title=t("decoder.cell.softmax", i=i)), key="dec-cell-softmax",
-          config=CHART_CONFIG)
+    chart(softmax_bars(cell, labels, text=words, title=t("decoder.cell.softmax", i=i)), key="dec-cell-softmax")
 
 
 def open_head(layer: int, head: int) -> None:
@@ -269,7 +265,7 @@ def head_finder(path: str, layer: int, head: int, words: DecoderFigureText) -> N
         chart(head_grid(scores.scores[score_name], chosen=(layer, head), text=words,
                         kv_groups=sequence_run.config.num_kv_heads,
                         title=t("decoder.finder.figure", score=t(f"decoder.score.{score_name}"))),
-              key="dec-finder-grid", config=CHART_CONFIG)
+              key="dec-finder-grid")
     with table_column:
         st.markdown(t("decoder.finder.strongest", score=t(f"decoder.score.{score_name}"), layer=best_layer + 1,
                       head=best_head + 1, value=f"{best_score:.3f}"))
@@ -282,10 +278,10 @@ def head_finder(path: str, layer: int, head: int, words: DecoderFigureText) -> N
         st.caption(t("decoder.finder.table"))
         st.dataframe(columns, hide_index=True, height=360, key="dec-finder-table")
     strongest_view = head_views(sequence_run, best_layer, best_head).main
-    st.plotly_chart(
+    draw(
         heatmap(strongest_view, "weights", text=figure_text(), style=figure_style(), show_numbers=False,
                 title=t("decoder.finder.pattern", layer=best_layer + 1, head=best_head + 1)),
-        key="dec-finder-pattern", config=CHART_CONFIG,
+        key="dec-finder-pattern",
     )
 
 

@@ -41,13 +41,18 @@ RUNS = {
         ("page", "control", "median ms", "verdict"),
         "cell             16 Slider",
     ),
+    "plotly_margins.py": (
+        ["--pages", "masks", "--repeats", "1"],
+        ("page", "figures", "redraws", "ratio"),
+        "masks (screen)",
+    ),
     "speed_report.py": (
         ["--parts", "rerun", "decoder", "--quick"],
         ("target", "verdict", "measured"),
         "step-through rerun after dk moves",
     ),
 }
-NEEDS_BROWSER = {"browser_latency.py", "many_users.py", "control_latency.py"}
+NEEDS_BROWSER = {"browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py"}
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
 

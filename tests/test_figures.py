@@ -65,3 +65,40 @@ def test_figure_words_are_the_callers():
     assert figure.layout.yaxis.title.text == "查询词元"
     assert figure.layout.xaxis.title.text == "键词元"
     assert "查询词元" in _heat(figure).hovertemplate
+
+
+def _margin(figure) -> dict:
+    margin = figure.layout.margin
+    return {side: getattr(margin, side) or 0 for side in "lrtb"}
+
+
+def test_reserved_margins_grow_with_the_labels_and_never_shrink_what_the_figure_set():
+    from attention_core.figures import reserve_label_room
+
+    short = reserve_label_room(heatmap(build_toy_trace(ToySettings(text="a b c")), "weights"))
+    long = reserve_label_room(heatmap(build_toy_trace(ToySettings(text="a extraordinarily c")), "weights"))
+    chinese = reserve_label_room(heatmap(build_toy_trace(ToySettings(text="甲 非常非常长的词 丙")), "weights"))
+    assert _margin(short)["l"] < _margin(long)["l"]  # a longer row label needs more room to its left
+    assert _margin(long)["b"] > _margin(short)["b"]  # and, tilted, more room below
+    # 8 wide characters take more room than 16 narrow ones ("1:" and 14 letters vs "1:" and 6 characters)
+    assert _margin(chinese)["l"] > _margin(short)["l"]
+    wide = heatmap(build_toy_trace(ToySettings(text="a b c")), "weights")
+    wide.update_layout(margin={"l": 400, "b": 300})
+    assert (_margin(reserve_label_room(wide))["l"], _margin(wide)["b"]) == (400, 300)
+    assert short.layout.xaxis.automargin is not False  # Plotly may still widen a margin the guess missed
+
+
+def test_a_numeric_axis_gets_room_for_its_longest_number_and_a_histogram_for_its_counts():
+    import plotly.graph_objects as go
+
+    from attention_core.figures import reserve_label_room
+
+    def left(values, trace_type=go.Bar):
+        figure = go.Figure(trace_type(x=["a", "b"], y=values))
+        figure.update_layout(margin={"l": 0, "r": 0, "t": 0, "b": 0})
+        return _margin(reserve_label_room(figure))["l"]
+
+    assert left([0.5, 0.7]) < left([-123456.5, 0.7])  # "−120000" is longer than "0.7"
+    histogram = lambda count: go.Figure(go.Histogram(x=np.zeros(count)))  # noqa: E731
+    few, many = (_margin(reserve_label_room(histogram(count)))["l"] for count in (9, 90_000))
+    assert few < many  # counts up to 9 are one digit, up to 90,000 five

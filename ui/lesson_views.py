@@ -14,7 +14,7 @@ from attention_core.lessons.projections import most_asymmetric_pair, self_weight
 
 from .display import figure_style, figure_text
 from .language import t
-from .views import escape_markdown, token_picker
+from .views import draw, escape_markdown, token_picker
 
 DECODER_EXAMPLE = "猫坐在垫子上。"
 """The decoder's sentence loaded by the encoder–decoder button when none is typed (the bundled
@@ -89,7 +89,7 @@ def projection_panel(trace: ToyTrace) -> None:
                 with tab:
                     figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
                     # built in the display style, panels placed for it: no restyle (it would square each panel)
-                    st.plotly_chart(figure, key=f"projection-{name}-xw", config={"displaylogo": False})
+                    draw(figure, key=f"projection-{name}-xw")
         pair = most_asymmetric_pair(trace.attention.raw_scores) if self_attention else None
         if pair is not None:
             labels = trace.query_labels

@@ -21,7 +21,7 @@ from attention_core.export import (
     npz_bytes,
     text_export_fits,
 )
-from attention_core.figures import MAX_DRAWN_SIDE, heatmap, restyle, standalone_html
+from attention_core.figures import MAX_DRAWN_SIDE, heatmap, reserve_label_room, restyle, standalone_html
 from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
@@ -70,8 +70,14 @@ def chart(figure, key: str, **options) -> None:
 
     Every page draws through this, so the display settings apply to every figure.
     """
+    draw(restyle(figure, figure_style()), key, **options)
+
+
+def draw(figure, key: str, **options) -> None:
+    """Send a figure built in the display style as it is, with margins that fit its labels
+    (Plotly would otherwise draw it twice: `reserve_label_room`)."""
     config = {"displaylogo": False, **options.pop("config", {})}
-    st.plotly_chart(restyle(figure, figure_style()), key=key, config=config, **options)
+    st.plotly_chart(reserve_label_room(figure), key=key, config=config, **options)
 
 
 NARROW_PANEL_COLUMNS = 6
@@ -118,13 +124,13 @@ def matrix_view(
             )
             if square:
                 figure = restyle(figure, style)
-            st.plotly_chart(figure, key=f"{key}-{name}", config={"displaylogo": False})
+            draw(figure, key=f"{key}-{name}")
             if large:
                 window = _zoom_window(values.shape, key=f"{key}-{name}")
                 zoomed = heatmap(
                     trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
                 )
-                st.plotly_chart(zoomed, key=f"{key}-{name}-zoom", config={"displaylogo": False})
+                draw(zoomed, key=f"{key}-{name}-zoom")
     if table_tab.open:
         with table_tab:
             window = None

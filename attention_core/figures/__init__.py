@@ -16,6 +16,7 @@ from .matrices import (
     heatmap,
     matrix_heatmap,
     plain_label,
+    reserve_label_room,
     restyle,
     standalone_html,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "heatmap",
     "matrix_heatmap",
     "plain_label",
+    "reserve_label_room",
     "restyle",
     "standalone_html",
 ]

@@ -10,6 +10,7 @@ to [0, 1] so that steps compare; masked cells are grey gaps marked with ×.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "highlight_shapes",
     "matrix_heatmap",
     "plain_label",
+    "reserve_label_room",
     "restyle",
     "standalone_html",
 ]
@@ -433,14 +435,172 @@ def _axes_style(figure: go.Figure, style: FigureStyle, square: bool = False) -> 
     return figure
 
 
+AXIS_PAD = 8
+"""Pixels between the plot area and its axis lines (`margin.pad`; Streamlit's chart theme uses 8)."""
+TITLE_STANDOFF = {"x": 20, "y": 24}
+"""Pixels between an axis's tick labels and its title (Streamlit's chart theme's values)."""
+TICK_ROOM = 10
+"""Pixels of an axis's margin besides its labels, title, the pad and one em of the tick labels'
+type: tick marks (5), the gap Plotly leaves between them and the labels, and a few to spare
+(measured in Chromium at 12 and 20 px type)."""
+TEXT_LINE = 1.4
+"""Height of a line of Plotly's SVG text in ems (17 px at 12 px type, measured in Chromium)."""
+
+
+def _tick_labels(figure: go.Figure, axis_name: str) -> list[str] | None:
+    """Labels at least as wide as the widest tick label the axis will draw: its `ticktext`, the
+    categories of the traces on it, or for numbers the ends of their range (`_number_labels`);
+    None when the traces give nothing to go by."""
+    axis = figure.layout[axis_name]
+    if axis.showticklabels is False:
+        return []
+    if axis.ticktext is not None:
+        return [str(label) for label in axis.ticktext]
+    letter = axis_name[0]
+    reference = letter + axis_name[len("xaxis"):]  # "yaxis2" → "y2"
+    on_axis = [trace for trace in figure.data if (getattr(trace, f"{letter}axis", None) or letter) == reference]
+    values = [_count_range(trace, letter) if trace.type == "histogram" and getattr(trace, letter, None) is None
+              else getattr(trace, letter, None) for trace in on_axis]
+    if on_axis and all(v is not None and len(v) and isinstance(v[0], str) for v in values):
+        return [label for labels in values for label in labels]  # categories
+    if axis.type == "category" or any(v is None or not len(v) or isinstance(v[0], str) for v in values):
+        return None
+    try:
+        numbers = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values])
+    except (TypeError, ValueError):
+        return None
+    if axis.range is not None and None not in axis.range:
+        numbers = np.asarray(axis.range, dtype=float)
+        if axis.type == "log":
+            numbers = 10.0 ** numbers
+    return _number_labels(numbers[np.isfinite(numbers)], log=axis.type == "log",
+                          bars=any(trace.type == "bar" for trace in on_axis))
+
+
+def _count_range(histogram, letter: str) -> tuple[float, float]:
+    """The range of a histogram's counts axis: up to every sample in one bin (or 100 %, or 1)."""
+    samples = getattr(histogram, "y" if letter == "x" else "x", None)
+    return (0.0, {"percent": 100.0, "": float(len(samples) if samples is not None else 1)}.get(
+        histogram.histnorm or "", 1.0))
+
+
+def _number_labels(numbers: np.ndarray, log: bool, bars: bool) -> list[str]:
+    """Labels as wide as the widest Plotly prints over `numbers`: the ends of their range (a bar
+    axis also shows 0) written to the precision of a twentieth of the span, with Plotly's "−".
+    Plotly's own ticks are rounder, so never longer; on a log axis, the powers of ten."""
+    if not numbers.size:
+        return []
+    low, high = float(numbers.min()), float(numbers.max())
+    if log:
+        largest = max(abs(low), abs(high), 1.0)
+        return [str(10 ** min(math.ceil(math.log10(largest)), 4))]  # 10000 and beyond print as "10k"
+    if bars:
+        low, high = min(low, 0.0), max(high, 0.0)
+    span = (high - low) or abs(high) or 1.0
+    decimals = max(0, math.ceil(-math.log10(span / 20)))
+    padding = span / 20  # autorange pads scatter plots by about 5 %
+    return [f"{end:.{decimals}f}".replace("-", "−") for end in (low - padding, high + padding)]
+
+
+def _label_extent(label: str, font_size: int) -> float:
+    """At least the pixels a tick label takes: an em for each wide character and for each that
+    the Chinese fonts draw an em wide (·, ↵, ␣), 0.6 em for any other (more than most Latin letters)."""
+    return font_size * sum(1.0 if unicodedata.east_asian_width(char) in "WFA" or char in "␣" else 0.6
+                           for char in label)
+
+
+def _axis_room(figure: go.Figure, axis_name: str, labels: list[str]) -> tuple[float, float]:
+    """What Plotly's "automargin" would push the margins to for one axis: the pixels from the
+    plot area to the far side of its title (y: the widest label; x: the tallest, tilted or
+    not), and how far its end label reaches past the plot area along the axis."""
+    axis, font_size = figure.layout[axis_name], figure.layout.font.size or 12
+    tick_size = axis.tickfont.size or font_size
+    widest = max((_label_extent(label, tick_size) for label in labels), default=0.0)
+    line = TEXT_LINE * tick_size if labels else 0.0
+    if axis_name.startswith("y"):
+        depth, overhang = widest, line / 2  # the end label is centred on its tick
+    else:
+        angle = math.radians(abs(axis.tickangle)) if isinstance(axis.tickangle, (int, float)) else 0.0
+        depth = widest * math.sin(angle) + line * math.cos(angle)
+        overhang = (widest * math.cos(angle) + line * math.sin(angle)) / 2
+    title = axis.title.text
+    if title is not None:  # Plotly keeps room for a title set to "" as well
+        standoff = axis.title.standoff if axis.title.standoff is not None else TITLE_STANDOFF[axis_name[0]]
+        depth += standoff + 0.7 * (axis.title.font.size or font_size) * (1 + title.count("<br>"))
+    return depth + TICK_ROOM + tick_size + AXIS_PAD, overhang + 6 if labels else 0.0
+
+
+COLOUR_BAR_EMS = 5
+"""Shortest plot area, in ems of the figure's type, whose colour bar has room for three labels
+(−2, 0, 2) without one running into the next."""
+
+
+def _room_for_colour_bar(figure: go.Figure) -> go.Figure:
+    """A one-heatmap figure of a few rows made taller when its margins leave the colour bar
+    (as long as the plot area) too short for its labels."""
+    heatmaps = [trace for trace in figure.data if trace.type == "heatmap" and trace.showscale is not False]
+    margin, height = figure.layout.margin, figure.layout.height
+    if len(heatmaps) != 1 or height is None:
+        return figure
+    plot_height = height - (margin.t or 0) - (margin.b or 0)
+    shortest = COLOUR_BAR_EMS * (figure.layout.font.size or 12)
+    if plot_height < shortest:
+        figure.update_layout(height=height + shortest - plot_height)
+    return figure
+
+
+_EDGES = {"x": ("b", "t"), "y": ("l", "r")}
+"""The margin an axis's labels go in (its usual side, then the other), by its letter."""
+_ALONG = {"x": "r", "y": "t"}
+"""The margin an axis's last label reaches into, by its letter."""
+
+
+def reserve_label_room(figure: go.Figure) -> go.Figure:
+    """Margins wide enough for the labels and titles of the axes on the figure's edges.
+
+    With margins too narrow, Plotly draws the whole figure, measures the labels, widens the
+    margins and draws everything again: about half of a figure's first drawing in Chromium (a
+    page opened, a stage or tab switched; a change to a drawn figure keeps the margins found
+    before: `benchmarks/plotly_margins.py`). The room is guessed from the labels' characters
+    and rounded up; where a font is wider than the guess, Plotly still widens the margin itself
+    (automargin stays on), so a label is never cut. Returns the same figure, changed in place.
+    """
+    layout = figure.layout
+    room = dict.fromkeys("lrtb", 0.0)
+    for name in sorted({"xaxis", "yaxis", *(key for key in layout._props if key.startswith(("xaxis", "yaxis")))}):
+        axis, letter = layout[name], name[0]
+        if axis.visible is False:
+            continue
+        far = axis.side in ("top", "right")
+        edge = _EDGES[letter][far]
+        if axis.anchor == "free":
+            at_edge = (axis.position or 0.0) == float(far)
+        else:  # on the paper's edge when the axis it is drawn along reaches that edge
+            anchor = layout[axis.anchor.replace("x", "xaxis", 1).replace("y", "yaxis", 1)] if axis.anchor else None
+            domain = anchor.domain if anchor is not None and anchor.domain is not None else (0.0, 1.0)
+            at_edge = domain[far] == float(far)
+        labels = _tick_labels(figure, name) if at_edge else None
+        if labels is None:
+            continue
+        depth, overhang = _axis_room(figure, name, labels)
+        room[edge] = max(room[edge], depth)
+        room[_ALONG[letter]] = max(room[_ALONG[letter]], overhang)
+    if any(room.values()):
+        margin = layout.margin
+        figure.update_layout(margin={"pad": AXIS_PAD, **{
+            side: max(getattr(margin, side) or 0, math.ceil(needed)) for side, needed in room.items()}})
+    return _room_for_colour_bar(figure)
+
+
 def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
-    """Any figure of this package in another style: type size, cell gaps and palette.
+    """Any figure of this package in another style: type size, cell gaps and palette, with
+    margins that fit its labels (`reserve_label_room`).
 
     Lets every page honour projector mode and the palette choice with one call, whichever
     figure function built the figure. Returns the same figure, changed in place.
     """
     if style == FigureStyle():
-        return figure
+        return reserve_label_room(figure)
     default = FigureStyle()
     palettes = {
         _resolved_scale(default.diverging): style.diverging,
@@ -463,7 +623,7 @@ def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
         if getattr(trace, "textfont", None) is not None and trace.textfont.size:
             trace.textfont.size = style.font_size
     square = style.square_cells and _fit_cells(figure, style)
-    return _axes_style(figure, style, square=square)
+    return reserve_label_room(_axes_style(figure, style, square=square))
 
 
 def _resolved_scale(name: str) -> tuple:

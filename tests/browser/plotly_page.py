@@ -63,3 +63,30 @@ def wait_until_repainted(page, title_start: str, before: list, timeout_ms: int =
         if not np.array_equal(np.array(current["z"]), np.array(before), equal_nan=True):
             return current
     raise AssertionError(f"the heatmap {title_start!r} was not repainted")
+
+
+MARGIN_REDRAWS_JS = """
+() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(graph => {
+    const layout = graph._fullLayout;
+    if (!layout) return [];
+    const title = (layout.title && layout.title.text || '').replace(/<[^>]+>/g, '');
+    const found = [];
+    for (const [id, pushes] of Object.entries(layout._pushmargin || {})) {
+        if (!id.includes('automargin')) continue;  // axes only: colour bars and legends push before drawing
+        for (const side of ['l', 'r', 't', 'b']) {
+            const push = pushes[side];
+            const atEdge = push && (side === 'l' || side === 'b' ? push.val < 0.001 : push.val > 0.999);
+            if (atEdge && push.size > layout.margin[side] + 0.5) {
+                found.push({title, axis: id, side, needed: Math.round(push.size), given: layout.margin[side]});
+            }
+        }
+    }
+    return found;
+})
+"""
+
+
+def margin_redraws(page) -> list[dict]:
+    """Figures whose axis labels or titles needed more margin than the figure gave: Plotly then
+    widened the margin and drew the whole figure a second time (`reserve_label_room`)."""
+    return page.evaluate(MARGIN_REDRAWS_JS)

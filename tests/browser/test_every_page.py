@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from plotly_page import graphs, wait_for_app
+from plotly_page import graphs, margin_redraws, wait_for_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,6 +46,7 @@ def test_every_page_draws_without_errors_or_internet(page, path, url_path):
     assert page.locator('[data-testid="stException"]').count() == 0
     if path != "pages/quiz.py":
         assert any(graph["traces"] or graph["title"] for graph in graphs(page)), "a figure is drawn"
+        assert not margin_redraws(page), "every figure leaves room for its labels: Plotly draws it once"
     assert not page.console_errors
     assert not page.external_requests, "nothing is loaded from a CDN or any other host"
     assert not page.dialogs

@@ -13,7 +13,7 @@ import re
 
 import pytest
 from conftest import ROOT
-from plotly_page import ARTIFACTS, wait_for_app
+from plotly_page import ARTIFACTS, margin_redraws, wait_for_app
 
 from attention_core import STAGES
 from ui.i18n import translate
@@ -240,6 +240,7 @@ def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(p
         small = [(text["text"], text["size"]) for text in ticks if text["size"] < MIN_FONT_PX]
         assert not small, f"/{path}: {label}: text below {MIN_FONT_PX} px: {small[:5]}"
         assert not overlapping_texts(figure), f"/{path}: {label}: {overlapping_texts(figure)[:5]}"
+    assert not margin_redraws(page), f"/{path}: a figure's labels did not fit its margins: Plotly drew it twice"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
