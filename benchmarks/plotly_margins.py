@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
-from _server import APP, CHROMIUM, CHROMIUM_ARGS, chromium_problem, machine_line, sentence
+from _server import APP, CHROMIUM, CHROMIUM_ARGS, ROOT, chromium_problem, machine_line, sentence
 from server_rerun import quiet_bare_mode_warnings
 
 NARROW = {"l": 10, "r": 10, "b": 10}
@@ -51,10 +51,7 @@ async ([first, second, margins, repeats]) => {
         if (narrow) copy.layout.margin = Object.assign({}, copy.layout.margin, margins);
         return copy;
     };
-    const redrew = () => Object.entries(frame._fullLayout._pushmargin || {}).some(([id, pushes]) =>
-        id.includes('automargin') && ['l', 'r', 't', 'b'].some(side => pushes[side]
-            && pushes[side].size > frame._fullLayout.margin[side] + 0.5
-            && (side === 'l' || side === 'b' ? pushes[side].val < 0.001 : pushes[side].val > 0.999)));
+    const redrew = () => (MARGIN_REDRAWS)(frame).length > 0;
     const times = {reserved: {paint: [], change: []}, narrow: {paint: [], change: []}};
     let redraws = 0;
     for (let round = -1; round < repeats; round++) {  // round -1 warms up, uncounted
@@ -75,7 +72,9 @@ async ([first, second, margins, repeats]) => {
     }
     return {times, redraws};
 }
-"""
+""".replace("MARGIN_REDRAWS", (ROOT / "tests" / "browser" / "margin_redraws.js").read_text(encoding="utf-8"))
+"""Draws two specs in turn, timed; `MARGIN_REDRAWS` is the browser tests' check of one graph for
+axes that needed a wider margin (`tests/browser/margin_redraws.js`)."""
 
 
 def page_figures(page: str, state: dict, dk: int, projector: bool) -> list[dict]:

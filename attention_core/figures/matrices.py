@@ -211,10 +211,18 @@ def _outline(x0: float, x1: float, y0: float, y1: float, width: int) -> dict:
     }
 
 
-def label_width(label: str, font_size: int) -> float:
+def label_width(label: str, font_size: int, *, at_least: bool = False) -> float:
     """About how many pixels a label takes: a wide (Chinese) character is an em, any other
-    about half an em (Plotly sizes nothing before drawing, so the figure has to guess)."""
-    return font_size * sum(1.0 if unicodedata.east_asian_width(char) in "WF" else 0.55 for char in label)
+    about half an em (Plotly sizes nothing before drawing, so the figure has to guess).
+
+    With `at_least`, rather more than that (for margins, where too little costs a redraw):
+    0.6 em for a narrow character, more than most Latin letters, and an em for those the
+    Chinese fonts draw an em wide (·, ↵, ␣)."""
+    wide, narrow = ("WFA", 0.6) if at_least else ("WF", 0.55)
+    return font_size * sum(
+        1.0 if unicodedata.east_asian_width(char) in wide or (at_least and char == "␣") else narrow
+        for char in label
+    )
 
 
 def _column_label_angle(labels: list[str], cell_width: float, style: FigureStyle) -> int:
@@ -502,20 +510,13 @@ def _number_labels(numbers: np.ndarray, log: bool, bars: bool) -> list[str]:
     return [f"{end:.{decimals}f}".replace("-", "−") for end in (low - padding, high + padding)]
 
 
-def _label_extent(label: str, font_size: int) -> float:
-    """At least the pixels a tick label takes: an em for each wide character and for each that
-    the Chinese fonts draw an em wide (·, ↵, ␣), 0.6 em for any other (more than most Latin letters)."""
-    return font_size * sum(1.0 if unicodedata.east_asian_width(char) in "WFA" or char in "␣" else 0.6
-                           for char in label)
-
-
 def _axis_room(figure: go.Figure, axis_name: str, labels: list[str]) -> tuple[float, float]:
     """What Plotly's "automargin" would push the margins to for one axis: the pixels from the
     plot area to the far side of its title (y: the widest label; x: the tallest, tilted or
     not), and how far its end label reaches past the plot area along the axis."""
     axis, font_size = figure.layout[axis_name], figure.layout.font.size or 12
     tick_size = axis.tickfont.size or font_size
-    widest = max((_label_extent(label, tick_size) for label in labels), default=0.0)
+    widest = max((label_width(label, tick_size, at_least=True) for label in labels), default=0.0)
     line = TEXT_LINE * tick_size if labels else 0.0
     if axis_name.startswith("y"):
         depth, overhang = widest, line / 2  # the end label is centred on its tick
@@ -593,14 +594,13 @@ def reserve_label_room(figure: go.Figure) -> go.Figure:
 
 
 def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
-    """Any figure of this package in another style: type size, cell gaps and palette, with
-    margins that fit its labels (`reserve_label_room`).
+    """Any figure of this package in another style: type size, cell gaps and palette.
 
     Lets every page honour projector mode and the palette choice with one call, whichever
     figure function built the figure. Returns the same figure, changed in place.
     """
     if style == FigureStyle():
-        return reserve_label_room(figure)
+        return figure
     default = FigureStyle()
     palettes = {
         _resolved_scale(default.diverging): style.diverging,
@@ -623,7 +623,7 @@ def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:
         if getattr(trace, "textfont", None) is not None and trace.textfont.size:
             trace.textfont.size = style.font_size
     square = style.square_cells and _fit_cells(figure, style)
-    return reserve_label_room(_axes_style(figure, style, square=square))
+    return _axes_style(figure, style, square=square)
 
 
 def _resolved_scale(name: str) -> tuple:

@@ -65,28 +65,14 @@ def wait_until_repainted(page, title_start: str, before: list, timeout_ms: int =
     raise AssertionError(f"the heatmap {title_start!r} was not repainted")
 
 
-MARGIN_REDRAWS_JS = """
-() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(graph => {
-    const layout = graph._fullLayout;
-    if (!layout) return [];
-    const title = (layout.title && layout.title.text || '').replace(/<[^>]+>/g, '');
-    const found = [];
-    for (const [id, pushes] of Object.entries(layout._pushmargin || {})) {
-        if (!id.includes('automargin')) continue;  // axes only: colour bars and legends push before drawing
-        for (const side of ['l', 'r', 't', 'b']) {
-            const push = pushes[side];
-            const atEdge = push && (side === 'l' || side === 'b' ? push.val < 0.001 : push.val > 0.999);
-            if (atEdge && push.size > layout.margin[side] + 0.5) {
-                found.push({title, axis: id, side, needed: Math.round(push.size), given: layout.margin[side]});
-            }
-        }
-    }
-    return found;
-})
-"""
+MARGIN_REDRAWS_JS = (Path(__file__).with_name("margin_redraws.js")).read_text(encoding="utf-8")
+"""A script taking one graph div to its axes that needed a wider margin (also used by
+`benchmarks/plotly_margins.py`)."""
 
 
 def margin_redraws(page) -> list[dict]:
     """Figures whose axis labels or titles needed more margin than the figure gave: Plotly then
     widened the margin and drew the whole figure a second time (`reserve_label_room`)."""
-    return page.evaluate(MARGIN_REDRAWS_JS)
+    return page.evaluate(
+        f"() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap({MARGIN_REDRAWS_JS})"
+    )
