@@ -102,3 +102,45 @@ def test_a_numeric_axis_gets_room_for_its_longest_number_and_a_histogram_for_its
     histogram = lambda count: go.Figure(go.Histogram(x=np.zeros(count)))  # noqa: E731
     few, many = (_margin(reserve_label_room(histogram(count)))["l"] for count in (9, 90_000))
     assert few < many  # counts up to 9 are one digit, up to 90,000 five
+
+
+PROJECTOR_ROWS = (1, 2, 11, 16, 17, 24, 25, 64, 65, 200)
+"""Row counts around every threshold of the figure builders: numbers, labelled rows (16, 24),
+cell gaps (64), blocks (200)."""
+
+
+def _projector_matrices():
+    """Matrices of every row count above, as the pages make them for the projector: built in the
+    screen style and restyled (most pages), or built in the projector style (the step-through)."""
+    import pytest
+
+    from attention_core.figures import PROJECTOR, matrix_heatmap, restyle
+
+    for rows in PROJECTOR_ROWS:
+        for columns in sorted({1, 16, rows}):
+            values = np.random.default_rng(rows).normal(size=(rows, columns))
+            labels = [f"{index}:w{index}" for index in range(rows)], [f"{index}:w{index}" for index in range(columns)]
+            restyled = restyle(matrix_heatmap(values, *labels), PROJECTOR)
+            built = matrix_heatmap(values, *labels, style=PROJECTOR)
+            built_and_restyled = restyle(matrix_heatmap(values, *labels, style=PROJECTOR), PROJECTOR)  # square cells
+            for how, figure in (("restyled", restyled), ("built", built), ("built-restyled", built_and_restyled)):
+                yield pytest.param(figure, id=f"{how}-{rows}x{columns}")
+
+
+def test_in_projector_mode_a_matrix_of_any_length_fits_the_screen_with_its_row_labels_a_line_apart():
+    """Scrolled to, a matrix shows whole on a 1280 × 720 projector (before, a 64-row matrix
+    restyled for it was 2,007 px tall); labelled rows are at least a line of type apart, and
+    no more rows go unlabelled than that needs."""
+    from attention_core.figures import PROJECTOR, reserve_label_room
+
+    for case in _projector_matrices():
+        (figure,) = case.values
+        assert figure.layout.height <= PROJECTOR.screen_height, case.id
+        labelled = figure.layout.yaxis.tickvals
+        if labelled is not None:  # every row, or every k-th, labelled over the plot area's height
+            margin = reserve_label_room(figure).layout.margin
+            plot_height = figure.layout.height - margin.t - margin.b
+            spacing = plot_height / len(labelled)
+            assert spacing >= PROJECTOR.font_size, case.id
+            if len(labelled) > 2:  # and never thinned more than needed (nor twice: built thinned, then restyled)
+                assert spacing <= 2.5 * (PROJECTOR.font_size + 6), case.id

@@ -92,10 +92,14 @@ class FigureStyle:
     palette: str = "blue-red"
     """A key of PALETTES."""
     max_height: int | None = None
-    """Tallest a matrix figure may be, in pixels (rows get shorter, never below the type size):
-    on a projector the whole heatmap must fit on the screen with the stage's buttons."""
+    """Tallest a matrix figure may be, in pixels (rows get shorter: up to 16 rows never below a
+    line of type; beyond, every k-th row is labelled): on a projector the whole heatmap must fit
+    on the screen with the stage's buttons."""
     square_cells: bool = False
     """When restyling a finished figure: square cells sized for the type (no squeezed strips)."""
+    screen_height: int | None = None
+    """When restyling a finished figure: the tallest it may be, in pixels, so that scrolled to
+    it shows the whole matrix (its rows, and its cells while they stay wide enough, shrink)."""
 
     @property
     def diverging(self) -> str:
@@ -107,16 +111,19 @@ class FigureStyle:
 
 
 PROJECTOR = FigureStyle(
-    font_size=20, cell_gap=3, row_height=46, max_cells_with_numbers=1024, max_height=480, square_cells=True
+    font_size=20, cell_gap=3, row_height=46, max_cells_with_numbers=1024, max_height=480, square_cells=True,
+    screen_height=640,
 )
 """Readable from the back of a classroom on a 1280×720 projector: 20 px type (tick labels too),
-and a heatmap short enough to share the first screen with the stage's title and buttons."""
+a heatmap short enough to share the first screen with the stage's title and buttons, and any
+other figure no taller than the screen below Streamlit's 75-px header."""
 
 
 DENSE_SIDE = 64
 """Beyond this many rows (columns), cells are drawn without gaps: gaps would hide them."""
 LABEL_EVERY_SIDE = 24
-"""Up to this many rows (columns) every one is labelled; beyond, Plotly thins the labels out."""
+"""Up to this many rows (columns) every one is labelled, unless rows are shorter than a line of
+type (projector mode: every k-th, `label_step`); beyond, Plotly thins the labels out."""
 MAX_DRAWN_SIDE = 200
 """Beyond this many rows or columns a matrix is drawn in blocks (a 2048 × 2048 matrix would
 be 4 million cells and ~20 MB of JSON); exact values stay available through a zoom window."""
@@ -240,12 +247,12 @@ def _narrowest_cell(columns: int, style: FigureStyle) -> float:
 
 def _row_height(rows: int, style: FigureStyle) -> int:
     """Full height up to 16 rows; beyond, rows shrink so the figure stays about one screen tall.
-    Under a height cap (projector) rows shrink to fit it, but stay a line of type tall while
-    they hold numbers or labels (up to 16 rows)."""
+    Under a height cap (projector) rows shrink to fit it, but stay a line of type tall up to
+    16 rows (beyond, `matrix_heatmap` labels every k-th row)."""
     height = style.row_height if rows <= 16 else max(2, style.row_height * 16 // rows)
     if style.max_height is not None:
         fitting = (style.max_height - _chrome_height(style)) // max(rows, 1)
-        height = min(height, max(fitting, style.font_size + 6 if rows <= 16 else 2))
+        height = min(height, max(fitting, style.font_size + 6 if rows <= 16 else 1))
     return height
 
 
@@ -307,6 +314,7 @@ def matrix_heatmap(
         show_numbers = rows * columns <= style.max_cells_with_numbers
         if style.max_height is not None:  # projector: big numbers, or none (the table has them)
             show_numbers = show_numbers and numbers_fit(style, columns, signed=bool(np.nanmin(shown) < 0))
+            show_numbers = show_numbers and _row_height(rows, style) >= style.font_size + 6  # a line tall
 
     heat = dict(
         z=shown,
@@ -370,8 +378,9 @@ def matrix_heatmap(
         layout["shapes"] = shapes
     if columns <= LABEL_EVERY_SIDE:  # every token labelled: Plotly would skip every other label when crowded
         layout["xaxis"].update(tickmode="array", tickvals=column_labels, ticktext=column_labels)
-    if rows <= LABEL_EVERY_SIDE:
-        layout["yaxis"].update(tickmode="array", tickvals=row_labels, ticktext=row_labels)
+    if rows <= LABEL_EVERY_SIDE:  # under a height cap rows may be shorter than a line: every k-th
+        labelled = row_labels[::label_step(_row_height(rows, style), style.font_size + 6)]
+        layout["yaxis"].update(tickmode="array", tickvals=labelled, ticktext=labelled)
     # The layout given to the constructor, not set afterwards with update_layout(): the same
     # figure, built about four times faster (update_layout parses every property path again).
     return _axes_style(go.Figure(data=traces, layout=layout), style)
@@ -390,7 +399,7 @@ def number_width(style: FigureStyle, characters: int) -> int:
 
 def numbers_fit(style: FigureStyle, columns: int, signed: bool, decimals: int = 2) -> bool:
     """Whether printed numbers fit side by side in `columns` full-width columns."""
-    return number_width(style, 2 + decimals + signed) <= (FIGURE_WIDTH - 12 * style.font_size) // max(columns, 1)
+    return number_width(style, 2 + decimals + signed) <= cells_width(style) // max(columns, 1)
 
 
 def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
@@ -416,16 +425,69 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
         signed = bool(np.any(values[np.isfinite(values)] < 0))
         characters = 2 + int(decimals.group(1)) + signed  # "0.12", "-0.12"
         wanted = max(wanted, number_width(style, characters))
-    cell = min(wanted, (FIGURE_WIDTH - 12 * style.font_size) // max(columns, 1))
-    if decimals and cell < wanted:
-        heat.texttemplate = None  # too narrow for numbers: they would overlap
+    cell = min(wanted, cells_width(style) // max(columns, 1))
+    row = cell if rows > DENSE_SIDE else max(cell, style.font_size + 8)  # a labelled row: a line of type
+    margin = figure.layout.margin
+    chrome = _chrome_height(style) + (margin.t or 0) // 2
+    if style.screen_height is not None and chrome + rows * row > style.screen_height:
+        row = max((style.screen_height - chrome) // max(rows, 1), style.font_size + 6 if rows <= 16 else 1)
+        if row * columns >= cells_width(style) // 2:  # squares still half the width: smaller squares
+            cell = min(cell, row)
+    if decimals and (cell < wanted or row < style.font_size + 6):
+        heat.texttemplate = None  # too narrow or too short for numbers: they would overlap
     cell = max(cell, 4)
     if not figure.layout.xaxis.tickangle and heat.x is not None:  # upright labels wider than a cell: tilted
         figure.layout.xaxis.tickangle = _column_label_angle([str(label) for label in heat.x], cell, style)
-    row = cell if rows > DENSE_SIDE else max(cell, style.font_size + 8)  # a labelled row: a line of type
-    margin = figure.layout.margin
-    figure.update_layout(height=_chrome_height(style) + rows * row + (margin.t or 0) // 2)
+    _thin_labels(figure.layout.yaxis, row, style.font_size + 6, categories=None if heat.y is None else list(heat.y))
+    if heat.x is not None and figure.layout.xaxis.tickangle:  # tilted: Plotly's own thinning is too dense
+        pitch = cell if row == cell else cells_width(style) / max(columns, 1)
+        _thin_labels(figure.layout.xaxis, pitch, tilted_label_pitch(style), categories=list(heat.x))
+    figure.update_layout(height=chrome + rows * row)
     return row == cell
+
+
+def cells_width(style: FigureStyle) -> int:
+    """Pixels a full-width figure leaves its cells: FIGURE_WIDTH less about twelve characters of
+    row labels, axis title and colour bar."""
+    return FIGURE_WIDTH - 12 * style.font_size
+
+
+def tilted_label_pitch(style: FigureStyle) -> float:
+    """Pixels between neighbouring column labels tilted by 45° so that they are not drawn over
+    each other: an em across, measured square to the text, and some to spare for labels
+    squeezed by wide margins."""
+    return style.font_size / math.sin(math.radians(45))
+
+
+def label_step(pitch: float, least: float) -> int:
+    """Label every k-th category when categories are `pitch` pixels apart and a label needs
+    `least`: else labels are drawn over each other."""
+    return 1 if pitch >= least else math.ceil(least / max(pitch, 1))
+
+
+def _thin_labels(axis, pitch: float, least: float, categories: list | None = None) -> None:
+    """Label every k-th category (`label_step`), so that labels are not drawn over each other.
+
+    With `categories`, an axis labelling all of them or every j-th (as `matrix_heatmap` does) is
+    labelled afresh from them, so a figure built with thinned labels and then restyled is not
+    thinned twice; other tick arrays are thinned as they are. An axis with neither is thinned by
+    Plotly itself."""
+    step = label_step(pitch, least)
+    values = None if axis.tickvals is None else list(axis.tickvals)
+    texts = values if axis.ticktext is None else list(axis.ticktext)
+    if categories is not None and (values is None or (texts == values and _every_kth(values, categories))):
+        if step > 1 or values is not None:
+            axis.update(tickmode="array", tickvals=categories[::step], ticktext=categories[::step])
+    elif values is not None and step > 1:
+        axis.update(tickvals=values[::step], ticktext=texts[::step])
+
+
+def _every_kth(values: list, categories: list) -> bool:
+    """Whether `values` are `categories[::k]` for some k."""
+    if len(values) < 2:
+        return values == categories[:1]
+    step = categories.index(values[1]) if values[1] in categories else 0
+    return step > 0 and values == categories[::step]
 
 
 def _axes_style(figure: go.Figure, style: FigureStyle, square: bool = False) -> go.Figure:
@@ -552,8 +614,8 @@ def _room_for_colour_bar(figure: go.Figure) -> go.Figure:
 
 _EDGES = {"x": ("b", "t"), "y": ("l", "r")}
 """The margin an axis's labels go in (its usual side, then the other), by its letter."""
-_ALONG = {"x": "r", "y": "t"}
-"""The margin an axis's last label reaches into, by its letter."""
+_ALONG = {"x": ("l", "r"), "y": ("b", "t")}
+"""The margins an axis's end labels reach into, by its letter."""
 
 
 def reserve_label_room(figure: go.Figure) -> go.Figure:
@@ -585,7 +647,8 @@ def reserve_label_room(figure: go.Figure) -> go.Figure:
             continue
         depth, overhang = _axis_room(figure, name, labels)
         room[edge] = max(room[edge], depth)
-        room[_ALONG[letter]] = max(room[_ALONG[letter]], overhang)
+        for side in _ALONG[letter]:
+            room[side] = max(room[side], overhang)
     if any(room.values()):
         margin = layout.margin
         figure.update_layout(margin={"pad": AXIS_PAD, **{

@@ -19,7 +19,18 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..toy_multihead import ToyMultiHeadTrace
-from .matrices import FONT_FAMILY, MASKED_GREY, MAX_DRAWN_SIDE, FigureStyle, FigureText, matrix_heatmap, plain_label
+from .matrices import (
+    FONT_FAMILY,
+    MASKED_GREY,
+    MAX_DRAWN_SIDE,
+    FigureStyle,
+    FigureText,
+    cells_width,
+    label_step,
+    matrix_heatmap,
+    plain_label,
+    tilted_label_pitch,
+)
 
 __all__ = ["MAX_DRAWN_CELLS", "concat_heatmap", "head_weights_grid", "output_heatmap", "w_o_heatmap"]
 
@@ -56,6 +67,8 @@ def head_weights_grid(
         raise ValueError(f"need one title per head: {num_heads} heads, {len(titles)} titles")
     grid_rows, grid_columns = _grid_shape(num_heads, columns)
     panel_height = min(260, max(140, 16 * n)) + 2 * style.font_size  # about square at 4 panels a row
+    if style.screen_height is not None:  # the whole grid on one screen
+        panel_height = min(panel_height, (style.screen_height - 110) // grid_rows)
     figure = make_subplots(
         rows=grid_rows,
         cols=grid_columns,
@@ -88,7 +101,13 @@ def head_weights_grid(
             col=head % grid_columns + 1,
         )
     # no tick marks: with panels this close, one panel's marks would fall on its neighbour
-    figure.update_xaxes(type="category", tickangle=-45, ticks="", showgrid=False)
+    # key labels every k-th, so that tilted neighbours are not drawn over each other (Plotly's
+    # own thinning leaves them an em apart along the axis, too close for 45°)
+    step = label_step(cells_width(style) / grid_columns / max(m, 1), tilted_label_pitch(style))
+    figure.update_xaxes(
+        type="category", tickangle=-45, ticks="", showgrid=False,
+        tickmode="array", tickvals=key_labels[::step], ticktext=key_labels[::step],
+    )
     figure.update_yaxes(type="category", autorange="reversed", ticks="", showgrid=False)
     figure.update_annotations(font={"size": style.font_size + 3})  # the subplot titles
     figure.update_layout(

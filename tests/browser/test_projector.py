@@ -16,6 +16,7 @@ from conftest import ROOT
 from plotly_page import ARTIFACTS, margin_redraws, wait_for_app
 
 from attention_core import STAGES
+from attention_core.figures.matrices import DENSE_SIDE, LABEL_EVERY_SIDE
 from ui.i18n import translate
 
 MIN_FONT_PX = 18
@@ -221,8 +222,23 @@ def _page_cases() -> list:
 
 @pytest.mark.parametrize(("path", "lang"), _page_cases())
 def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(page, path, lang):
+    _open_in_projector_mode(page, path, f"lang={lang}")
+    _check_projector_figures(page, path)
+    assert not margin_redraws(page), f"/{path}: a figure's labels did not fit its margins: Plotly drew it twice"
+
+
+@pytest.mark.parametrize("tokens", [LABEL_EVERY_SIDE, DENSE_SIDE])
+@pytest.mark.parametrize("path", _page_paths(), ids=lambda path: path or "step")
+def test_every_figure_fits_the_projector_screen_with_a_long_sentence(page, path, tokens):
+    """A class types a longer sentence: up to LABEL_EVERY_SIDE tokens every row is labelled, up
+    to DENSE_SIDE the cells keep their gaps. Every figure still fits the screen, labels apart."""
+    _open_in_projector_mode(page, path, "text=" + "+".join(f"w{index}" for index in range(tokens)))
+    _check_projector_figures(page, path)
+
+
+def _open_in_projector_mode(page, path: str, query: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(f"{page.app_url}/{path}?display=projector&lang={lang}")
+    page.goto(f"{page.app_url}/{path}?display=projector&{query}")
     page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stApp\"]')"
@@ -234,13 +250,22 @@ def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(p
         drawn = "() => document.querySelectorAll('.js-plotly-plot .main-svg').length > 0"
         page.wait_for_function(drawn, timeout=60_000)
         page.wait_for_timeout(1000)
+
+
+def _check_projector_figures(page, path: str) -> None:
+    """Every figure: labels at MIN_FONT_PX or more, none drawn over another, and no taller than
+    the screen below Streamlit's header (scrolled to, the whole figure is on the projector)."""
+    header = page.locator('[data-testid="stHeader"]').bounding_box()
+    screen = page.viewport_size["height"] - (header["height"] if header else 0)
     for figure in _figures(page):
         label = re.sub(r"<[^>]+>", "", figure["title"]) or "a figure"
         ticks = [text for text in figure["texts"] if not text["colorbar"]]
         small = [(text["text"], text["size"]) for text in ticks if text["size"] < MIN_FONT_PX]
         assert not small, f"/{path}: {label}: text below {MIN_FONT_PX} px: {small[:5]}"
         assert not overlapping_texts(figure), f"/{path}: {label}: {overlapping_texts(figure)[:5]}"
-    assert not margin_redraws(page), f"/{path}: a figure's labels did not fit its margins: Plotly drew it twice"
+        assert figure["box"]["height"] <= screen, (
+            f"/{path}: {label}: {figure['box']['height']:.0f} px tall, the screen shows {screen:.0f}"
+        )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
