@@ -102,11 +102,15 @@ def head_weights_grid(
         )
     # no tick marks: with panels this close, one panel's marks would fall on its neighbour
     # key labels every k-th, so that tilted neighbours are not drawn over each other (Plotly's
-    # own thinning leaves them an em apart along the axis, too close for 45°)
+    # own thinning leaves them an em apart along the axis, too close for 45°); none in a panel's
+    # last k - 1 columns, where the next panel's first label is the neighbour
     step = label_step(cells_width(style) / grid_columns / max(m, 1), tilted_label_pitch(style))
+    labelled = [
+        label for index, label in enumerate(key_labels[::step]) if m - index * step >= step or grid_columns == 1
+    ]
     figure.update_xaxes(
         type="category", tickangle=-45, ticks="", showgrid=False,
-        tickmode="array", tickvals=key_labels[::step], ticktext=key_labels[::step],
+        tickmode="array", tickvals=labelled, ticktext=labelled,
     )
     figure.update_yaxes(type="category", autorange="reversed", ticks="", showgrid=False)
     figure.update_annotations(font={"size": style.font_size + 3})  # the subplot titles

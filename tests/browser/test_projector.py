@@ -227,12 +227,17 @@ def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(p
     assert not margin_redraws(page), f"/{path}: a figure's labels did not fit its margins: Plotly drew it twice"
 
 
-@pytest.mark.parametrize("tokens", [LABEL_EVERY_SIDE, DENSE_SIDE])
+LONG_WORDS = ("汽车", "自行车")
+"""Every third word of the long sentences: Chinese labels are wider than Latin ones."""
+
+
+@pytest.mark.parametrize(("tokens", "lang"), [(LABEL_EVERY_SIDE, "en"), (DENSE_SIDE, "zh")])
 @pytest.mark.parametrize("path", _page_paths(), ids=lambda path: path or "step")
-def test_every_figure_fits_the_projector_screen_with_a_long_sentence(page, path, tokens):
+def test_every_figure_fits_the_projector_screen_with_a_long_sentence(page, path, tokens, lang):
     """A class types a longer sentence: up to LABEL_EVERY_SIDE tokens every row is labelled, up
     to DENSE_SIDE the cells keep their gaps. Every figure still fits the screen, labels apart."""
-    _open_in_projector_mode(page, path, "text=" + "+".join(f"w{index}" for index in range(tokens)))
+    words = [LONG_WORDS[index // 3 % 2] if index % 3 == 2 else f"w{index}" for index in range(tokens)]
+    _open_in_projector_mode(page, path, f"lang={lang}&text=" + "+".join(words))
     _check_projector_figures(page, path)
 
 
