@@ -251,9 +251,19 @@ def _row_height(rows: int, style: FigureStyle) -> int:
     16 rows (beyond, `matrix_heatmap` labels every k-th row)."""
     height = style.row_height if rows <= 16 else max(2, style.row_height * 16 // rows)
     if style.max_height is not None:
-        fitting = (style.max_height - _chrome_height(style)) // max(rows, 1)
-        height = min(height, max(fitting, style.font_size + 6 if rows <= 16 else 1))
+        height = min(height, _fitted_row(rows, style.max_height - _chrome_height(style), style))
     return height
+
+
+def _fitted_row(rows: int, room: int, style: FigureStyle) -> int:
+    """The tallest row that fits `rows` rows in `room` pixels, but a line of type at least up
+    to 16 rows (beyond, every k-th row is labelled: `label_step`)."""
+    return max(room // max(rows, 1), line_height(style) if rows <= 16 else 1)
+
+
+def line_height(style: FigureStyle) -> int:
+    """Pixels a row needs for its label (or a printed number) to be read: a line of type."""
+    return style.font_size + 6
 
 
 def _chrome_height(style: FigureStyle) -> int:
@@ -314,7 +324,7 @@ def matrix_heatmap(
         show_numbers = rows * columns <= style.max_cells_with_numbers
         if style.max_height is not None:  # projector: big numbers, or none (the table has them)
             show_numbers = show_numbers and numbers_fit(style, columns, signed=bool(np.nanmin(shown) < 0))
-            show_numbers = show_numbers and _row_height(rows, style) >= style.font_size + 6  # a line tall
+            show_numbers = show_numbers and _row_height(rows, style) >= line_height(style)
 
     heat = dict(
         z=shown,
@@ -379,7 +389,7 @@ def matrix_heatmap(
     if columns <= LABEL_EVERY_SIDE:  # every token labelled: Plotly would skip every other label when crowded
         layout["xaxis"].update(tickmode="array", tickvals=column_labels, ticktext=column_labels)
     if rows <= LABEL_EVERY_SIDE:  # under a height cap rows may be shorter than a line: every k-th
-        labelled = row_labels[::label_step(_row_height(rows, style), style.font_size + 6)]
+        labelled = row_labels[::label_step(_row_height(rows, style), line_height(style))]
         layout["yaxis"].update(tickmode="array", tickvals=labelled, ticktext=labelled)
     # The layout given to the constructor, not set afterwards with update_layout(): the same
     # figure, built about four times faster (update_layout parses every property path again).
@@ -412,7 +422,7 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
         return True
     if len(heatmaps) != 1 or (heatmaps[0].xaxis or "x") != "x":  # subplots: rows a line of type tall
         rows = max(len(trace.y if trace.y is not None else trace.z) for trace in heatmaps)
-        needed = _chrome_height(style) + rows * (style.font_size + 8)
+        needed = _chrome_height(style) + rows * (line_height(style) + 2)  # a line and a gap
         if rows <= DENSE_SIDE and (figure.layout.height or 0) < needed:
             figure.update_layout(height=needed)
         return True
@@ -426,19 +436,19 @@ def _fit_cells(figure: go.Figure, style: FigureStyle) -> bool:
         characters = 2 + int(decimals.group(1)) + signed  # "0.12", "-0.12"
         wanted = max(wanted, number_width(style, characters))
     cell = min(wanted, cells_width(style) // max(columns, 1))
-    row = cell if rows > DENSE_SIDE else max(cell, style.font_size + 8)  # a labelled row: a line of type
+    row = cell if rows > DENSE_SIDE else max(cell, line_height(style) + 2)  # a labelled row: a line and a gap
     margin = figure.layout.margin
     chrome = _chrome_height(style) + (margin.t or 0) // 2
     if style.screen_height is not None and chrome + rows * row > style.screen_height:
-        row = max((style.screen_height - chrome) // max(rows, 1), style.font_size + 6 if rows <= 16 else 1)
+        row = _fitted_row(rows, style.screen_height - chrome, style)
         if row * columns >= cells_width(style) // 2:  # squares still half the width: smaller squares
             cell = min(cell, row)
-    if decimals and (cell < wanted or row < style.font_size + 6):
+    if decimals and (cell < wanted or row < line_height(style)):
         heat.texttemplate = None  # too narrow or too short for numbers: they would overlap
     cell = max(cell, 4)
     if not figure.layout.xaxis.tickangle and heat.x is not None:  # upright labels wider than a cell: tilted
         figure.layout.xaxis.tickangle = _column_label_angle([str(label) for label in heat.x], cell, style)
-    _thin_labels(figure.layout.yaxis, row, style.font_size + 6, categories=None if heat.y is None else list(heat.y))
+    _thin_labels(figure.layout.yaxis, row, line_height(style), categories=None if heat.y is None else list(heat.y))
     if heat.x is not None and figure.layout.xaxis.tickangle:  # tilted: Plotly's own thinning is too dense
         pitch = cell if row == cell else cells_width(style) / max(columns, 1)
         _thin_labels(figure.layout.xaxis, pitch, tilted_label_pitch(style), categories=list(heat.x))
