@@ -16,7 +16,6 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..toy_multihead import ToyMultiHeadTrace
 from .matrices import (
@@ -29,6 +28,7 @@ from .matrices import (
     label_step,
     matrix_heatmap,
     plain_label,
+    subplot_layout,
     tilted_label_pitch,
 )
 
@@ -69,10 +69,10 @@ def head_weights_grid(
     panel_height = min(260, max(140, 16 * n)) + 2 * style.font_size  # about square at 4 panels a row
     if style.screen_height is not None:  # the whole grid on one screen
         panel_height = min(panel_height, (style.screen_height - 110) // grid_rows)
-    figure = make_subplots(
+    layout = subplot_layout(
         rows=grid_rows,
         cols=grid_columns,
-        subplot_titles=titles,
+        subplot_titles=tuple(titles),
         shared_xaxes=True,
         shared_yaxes=True,
         horizontal_spacing=0.02,
@@ -80,10 +80,12 @@ def head_weights_grid(
     )
     query_labels, key_labels = map(plain_label, trace.query_labels), map(plain_label, trace.key_labels)
     query_labels, key_labels = list(query_labels), list(key_labels)
+    traces = []
     for head in range(num_heads):
         shown = np.array(heads.weights[head], dtype=float)  # (n, m), a copy for display
         shown[~np.asarray(heads.mask[head])] = np.nan  # masked: a grey gap, display only
-        figure.add_trace(
+        suffix = "" if head == 0 else str(head + 1)  # subplots are numbered row by row, from 1
+        traces.append(
             go.Heatmap(
                 z=shown,
                 x=key_labels,
@@ -96,9 +98,9 @@ def head_weights_grid(
                     f"{titles[head]}<br>{text.query}: %{{y}}<br>{text.key}: %{{x}}<br>"
                     f"{text.value}: %{{z:.3f}}<extra></extra>"
                 ),
-            ),
-            row=head // grid_columns + 1,
-            col=head % grid_columns + 1,
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+            )
         )
     # no tick marks: with panels this close, one panel's marks would fall on its neighbour
     # key labels every k-th, so that tilted neighbours are not drawn over each other (Plotly's
@@ -108,20 +110,24 @@ def head_weights_grid(
     labelled = [
         label for index, label in enumerate(key_labels[::step]) if m - index * step >= step or grid_columns == 1
     ]
-    figure.update_xaxes(
-        type="category", tickangle=-45, ticks="", showgrid=False,
-        tickmode="array", tickvals=labelled, ticktext=labelled,
-    )
-    figure.update_yaxes(type="category", autorange="reversed", ticks="", showgrid=False)
-    figure.update_annotations(font={"size": style.font_size + 3})  # the subplot titles
-    figure.update_layout(
+    for name, axis in layout.items():
+        if name.startswith("xaxis"):
+            axis.update(type="category", tickangle=-45, ticks="", showgrid=False,
+                        tickmode="array", tickvals=labelled, ticktext=labelled)
+        elif name.startswith("yaxis"):
+            axis.update(type="category", autorange="reversed", ticks="", showgrid=False)
+    for annotation in layout.get("annotations", ()):  # the subplot titles
+        annotation["font"] = {**annotation.get("font", {}), "size": style.font_size + 3}
+    layout.update(
         coloraxis={"colorscale": style.sequential, "cmin": 0.0, "cmax": 1.0, "colorbar": {"thickness": 14}},
         plot_bgcolor=MASKED_GREY,
         font={"family": FONT_FAMILY, "size": style.font_size},
         height=grid_rows * panel_height + 110,
         margin={"l": 10, "r": 10, "t": 30 + 2 * style.font_size, "b": 10},
     )
-    return figure
+    # One constructor call, not an add_trace(row=, col=) per head and updates: the same figure,
+    # built several times faster (each of those parses its property paths again).
+    return go.Figure(data=traces, layout=layout)
 
 
 def _block_lines(figure: go.Figure, count: int, size: int, axis: str) -> None:
@@ -133,12 +139,14 @@ def _block_lines(figure: go.Figure, count: int, size: int, axis: str) -> None:
     group = -(-count * size // MAX_DRAWN_SIDE)  # cells per drawn cell, as in matrix_heatmap
     if size % group:
         return
+    lines = []
     for block in range(1, count):
         position = block * size // group - 0.5  # between two category positions
-        if axis == "x":
-            figure.add_vline(x=position, line=_SEPARATOR)
+        if axis == "x":  # what add_vline() adds, without its checks (ten times faster)
+            lines.append(dict(type="line", x0=position, x1=position, xref="x", y0=0, y1=1, yref="y domain"))
         else:
-            figure.add_hline(y=position, line=_SEPARATOR)
+            lines.append(dict(type="line", x0=0, x1=1, xref="x domain", y0=position, y1=position, yref="y"))
+    figure.layout.shapes = [*figure.layout.shapes, *(dict(line, line=_SEPARATOR) for line in lines)]
 
 
 def concat_heatmap(

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..lessons.scaling import PAPER_DK, AttentionPair, DotProductSample, ScalingSweep
+from .matrices import subplot_layout
 
 __all__ = [
     "SCALED_COLOUR",
@@ -84,9 +84,16 @@ class ScalingText:
     """Vertical axis of the one-row bar chart."""
 
 
-def _layout(figure: go.Figure, *, height: int, title: str = "") -> go.Figure:
-    figure.update_layout(
-        title={"text": title, "x": 0.0, "xanchor": "left"} if title else None,
+_AXIS_LINES = {"showline": True, "linecolor": "#888", "gridcolor": "#e5e5e5", "zeroline": False}
+
+
+def _figure(traces: list, *, height: int, title: str = "", axes: tuple[str, ...] = ("xaxis", "yaxis"),
+            **layout) -> go.Figure:
+    """The figure of `traces` in the page's chart style, with `layout` (axes as dicts) merged in.
+
+    Built in one constructor call: a figure built with add_trace() and update_layout() is the
+    same, several times slower (each call parses its property paths again)."""
+    layout = dict(
         height=height,
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         font={"size": FONT_SIZE},
@@ -95,22 +102,25 @@ def _layout(figure: go.Figure, *, height: int, title: str = "") -> go.Figure:
         legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0, "xanchor": "left"},
         plot_bgcolor="white",
         hovermode="closest",
+        **layout,
     )
-    figure.update_xaxes(showline=True, linecolor="#888", gridcolor="#e5e5e5", zeroline=False)
-    figure.update_yaxes(showline=True, linecolor="#888", gridcolor="#e5e5e5", zeroline=False)
-    return figure
+    if title:
+        layout["title"] = {"text": title, "x": 0.0, "xanchor": "left"}
+    for name in axes:  # every axis of the figure: lines on, zero line off
+        layout[name] = {**layout.get(name, {}), **_AXIS_LINES}
+    return go.Figure(data=traces, layout=layout)
 
 
-def _dk_axis(figure: go.Figure, dks: np.ndarray, title: str) -> None:
+def _dk_axis(dks: np.ndarray, title: str) -> dict:
     """A logarithmic dk axis with a tick at every measured dk (powers of two are evenly spaced)."""
     ticks = [int(dk) for dk in dks]
-    figure.update_xaxes(type="log", tickvals=ticks, ticktext=[str(dk) for dk in ticks], title={"text": title})
+    return {"type": "log", "tickvals": ticks, "ticktext": [str(dk) for dk in ticks], "title": {"text": title}}
 
 
-def _mark_dks(figure: go.Figure, chosen_dk: int, y_span: tuple[float, float], text: ScalingText) -> None:
+def _dk_marks(chosen_dk: int, y_span: tuple[float, float], text: ScalingText) -> list[go.Scatter]:
     """Vertical lines at the dk chosen on the page and at the paper's dk = 64 (as traces, in the legend)."""
     low, high = y_span
-    figure.add_trace(
+    return [
         go.Scatter(
             x=[PAPER_DK, PAPER_DK],
             y=[low, high],
@@ -119,9 +129,7 @@ def _mark_dks(figure: go.Figure, chosen_dk: int, y_span: tuple[float, float], te
             name=text.paper,
             meta="paper_dk",
             hoverinfo="name",
-        )
-    )
-    figure.add_trace(
+        ),
         go.Scatter(
             x=[chosen_dk, chosen_dk],
             y=[low, high],
@@ -130,8 +138,8 @@ def _mark_dks(figure: go.Figure, chosen_dk: int, y_span: tuple[float, float], te
             name=text.chosen,
             meta="chosen_dk",
             hoverinfo="name",
-        )
-    )
+        ),
+    ]
 
 
 def _measured(x, y, *, name: str, meta: str, colour: str, value_format: str, symbol: str = "circle") -> go.Scatter:
@@ -170,8 +178,9 @@ def dot_product_histograms(
     Sharing the axis is the point: as dk grows the raw histogram widens like √dk while
     the scaled one keeps the same width.
     """
-    figure = make_subplots(rows=1, cols=2, shared_xaxes="all", horizontal_spacing=0.08,
-                           subplot_titles=(raw_title, scaled_title))
+    layout = subplot_layout(rows=1, cols=2, shared_xaxes="all", horizontal_spacing=0.08,
+                            subplot_titles=(raw_title, scaled_title))
+    traces = []
     for column, (values, colour, name, meta) in enumerate(
         (
             (sample.raw, UNSCALED_COLOUR, text.unscaled, "raw"),
@@ -179,7 +188,7 @@ def dot_product_histograms(
         ),
         start=1,
     ):
-        figure.add_trace(
+        traces.append(
             go.Histogram(
                 x=np.asarray(values),
                 nbinsx=60,
@@ -188,17 +197,17 @@ def dot_product_histograms(
                 meta=meta,
                 showlegend=False,
                 hovertemplate=f"{name}<br>%{{x}}<br>{text.count_axis}: %{{y}}<extra></extra>",
-            ),
-            row=1,
-            col=column,
+                xaxis="x" if column == 1 else f"x{column}",
+                yaxis="y" if column == 1 else f"y{column}",
+            )
         )
-    figure.update_xaxes(title={"text": "q·k"}, col=1)
-    figure.update_xaxes(title={"text": "q·k / √dk"}, col=2)
-    figure.update_yaxes(title={"text": text.count_axis}, col=1)
-    figure.update_layout(bargap=0.02)
-    _layout(figure, height=320)
-    figure.update_annotations(font={"size": FONT_SIZE + 1})  # the subplot titles
-    figure.update_layout(margin={"t": 40})
+    layout["xaxis"]["title"] = {"text": "q·k"}
+    layout["xaxis2"]["title"] = {"text": "q·k / √dk"}
+    layout["yaxis"]["title"] = {"text": text.count_axis}
+    for annotation in layout["annotations"]:  # the subplot titles
+        annotation["font"] = {**annotation.get("font", {}), "size": FONT_SIZE + 1}
+    figure = _figure(traces, height=320, axes=("xaxis", "xaxis2", "yaxis", "yaxis2"), bargap=0.02, **layout)
+    figure.layout.margin.t = 40
     return figure
 
 
@@ -208,17 +217,12 @@ def std_against_dk(sweep: ScalingSweep, chosen_dk: int, text: ScalingText = Scal
     Both axes are logarithmic, so √dk is a straight line of slope ½ and the scaled
     scores' spread is a flat line at 1/T.
     """
-    figure = go.Figure()
-    figure.add_trace(
+    traces = [
         _measured(sweep.dks, sweep.raw_std, name=text.raw_std, meta="raw_std", colour=UNSCALED_COLOUR,
-                  value_format=".2f")
-    )
-    figure.add_trace(
+                  value_format=".2f"),
         _measured(sweep.dks, sweep.scaled_std, name=text.scaled_std, meta="scaled_std", colour=SCALED_COLOUR,
-                  value_format=".2f", symbol="square")
-    )
-    figure.add_trace(  # drawn last, so the dashes stay visible on top of the measured points
-        go.Scatter(
+                  value_format=".2f", symbol="square"),
+        go.Scatter(  # drawn after the measured points, so the dashes stay visible on top of them
             x=sweep.dks,
             y=sweep.theory_raw_std,
             mode="lines",
@@ -226,14 +230,13 @@ def std_against_dk(sweep: ScalingSweep, chosen_dk: int, text: ScalingText = Scal
             name=text.theory,
             meta="theory_raw_std",
             hovertemplate=f"dk = %{{x}}<br>{text.theory}: %{{y:.2f}}<extra></extra>",
-        )
-    )
+        ),
+    ]
     values = np.concatenate([sweep.raw_std, sweep.scaled_std, sweep.theory_raw_std])
-    _mark_dks(figure, chosen_dk, (float(values.min()) * 0.8, float(values.max()) * 1.25), text)
-    _dk_axis(figure, sweep.dks, text.dk_axis)
+    traces += _dk_marks(chosen_dk, (float(values.min()) * 0.8, float(values.max()) * 1.25), text)
     powers = [2.0**power for power in range(-4, 7)]
-    figure.update_yaxes(type="log", title={"text": text.std_axis}, tickvals=powers, ticktext=[f"{p:g}" for p in powers])
-    return _layout(figure, height=400)
+    return _figure(traces, height=400, xaxis=_dk_axis(sweep.dks, text.dk_axis), yaxis={
+        "type": "log", "title": {"text": text.std_axis}, "tickvals": powers, "ticktext": [f"{p:g}" for p in powers]})
 
 
 # ---------------------------------------------------------------- what softmax makes of the scores
@@ -241,56 +244,44 @@ def std_against_dk(sweep: ScalingSweep, chosen_dk: int, text: ScalingText = Scal
 
 def max_weight_against_dk(sweep: ScalingSweep, chosen_dk: int, text: ScalingText = ScalingText()) -> go.Figure:
     """Mean largest weight of a row of m weights against dk: 1/m is uniform, 1 is one-hot."""
-    figure = go.Figure()
-    figure.add_trace(_reference(sweep.dks, 1.0 / sweep.num_keys, name=text.uniform_weight, meta="uniform_weight"))
-    figure.add_trace(
+    traces = [
+        _reference(sweep.dks, 1.0 / sweep.num_keys, name=text.uniform_weight, meta="uniform_weight"),
         _measured(sweep.dks, sweep.max_weight_unscaled, name=text.unscaled, meta="max_weight_unscaled",
-                  colour=UNSCALED_COLOUR, value_format=".3f")
-    )
-    figure.add_trace(
+                  colour=UNSCALED_COLOUR, value_format=".3f"),
         _measured(sweep.dks, sweep.max_weight_scaled, name=text.scaled, meta="max_weight_scaled",
-                  colour=SCALED_COLOUR, value_format=".3f", symbol="square")
-    )
-    _mark_dks(figure, chosen_dk, (0.0, 1.0), text)
-    _dk_axis(figure, sweep.dks, text.dk_axis)
-    figure.update_yaxes(range=[0.0, 1.05], title={"text": text.max_weight_axis})
-    return _layout(figure, height=380)
+                  colour=SCALED_COLOUR, value_format=".3f", symbol="square"),
+        *_dk_marks(chosen_dk, (0.0, 1.0), text),
+    ]
+    return _figure(traces, height=380, xaxis=_dk_axis(sweep.dks, text.dk_axis),
+                   yaxis={"range": [0.0, 1.05], "title": {"text": text.max_weight_axis}})
 
 
 def entropy_against_dk(sweep: ScalingSweep, chosen_dk: int, text: ScalingText = ScalingText()) -> go.Figure:
     """Mean entropy of a row of weights against dk: log m is uniform, 0 is all weight on one key."""
-    figure = go.Figure()
-    figure.add_trace(_reference(sweep.dks, sweep.uniform_entropy, name=text.uniform_entropy, meta="uniform_entropy"))
-    figure.add_trace(
+    traces = [
+        _reference(sweep.dks, sweep.uniform_entropy, name=text.uniform_entropy, meta="uniform_entropy"),
         _measured(sweep.dks, sweep.entropy_unscaled, name=text.unscaled, meta="entropy_unscaled",
-                  colour=UNSCALED_COLOUR, value_format=".3f")
-    )
-    figure.add_trace(
+                  colour=UNSCALED_COLOUR, value_format=".3f"),
         _measured(sweep.dks, sweep.entropy_scaled, name=text.scaled, meta="entropy_scaled",
-                  colour=SCALED_COLOUR, value_format=".3f", symbol="square")
-    )
-    _mark_dks(figure, chosen_dk, (0.0, sweep.uniform_entropy), text)
-    _dk_axis(figure, sweep.dks, text.dk_axis)
-    figure.update_yaxes(range=[0.0, sweep.uniform_entropy * 1.08], title={"text": text.entropy_axis})
-    return _layout(figure, height=380)
+                  colour=SCALED_COLOUR, value_format=".3f", symbol="square"),
+        *_dk_marks(chosen_dk, (0.0, sweep.uniform_entropy), text),
+    ]
+    return _figure(traces, height=380, xaxis=_dk_axis(sweep.dks, text.dk_axis),
+                   yaxis={"range": [0.0, sweep.uniform_entropy * 1.08], "title": {"text": text.entropy_axis}})
 
 
 def jacobian_against_dk(sweep: ScalingSweep, chosen_dk: int, text: ScalingText = ScalingText()) -> go.Figure:
     """Mean Frobenius norm of softmax's Jacobian diag(p) − ppᵀ against dk (near 0 = no gradient)."""
-    figure = go.Figure()
-    figure.add_trace(
-        _measured(sweep.dks, sweep.jacobian_norm_unscaled, name=text.unscaled, meta="jacobian_norm_unscaled",
-                  colour=UNSCALED_COLOUR, value_format=".3f")
-    )
-    figure.add_trace(
-        _measured(sweep.dks, sweep.jacobian_norm_scaled, name=text.scaled, meta="jacobian_norm_scaled",
-                  colour=SCALED_COLOUR, value_format=".3f", symbol="square")
-    )
     top = float(max(sweep.jacobian_norm_unscaled.max(), sweep.jacobian_norm_scaled.max())) * 1.15
-    _mark_dks(figure, chosen_dk, (0.0, top), text)
-    _dk_axis(figure, sweep.dks, text.dk_axis)
-    figure.update_yaxes(range=[0.0, top], title={"text": text.jacobian_axis})
-    return _layout(figure, height=380)
+    traces = [
+        _measured(sweep.dks, sweep.jacobian_norm_unscaled, name=text.unscaled, meta="jacobian_norm_unscaled",
+                  colour=UNSCALED_COLOUR, value_format=".3f"),
+        _measured(sweep.dks, sweep.jacobian_norm_scaled, name=text.scaled, meta="jacobian_norm_scaled",
+                  colour=SCALED_COLOUR, value_format=".3f", symbol="square"),
+        *_dk_marks(chosen_dk, (0.0, top), text),
+    ]
+    return _figure(traces, height=380, xaxis=_dk_axis(sweep.dks, text.dk_axis),
+                   yaxis={"range": [0.0, top], "title": {"text": text.jacobian_axis}})
 
 
 def weight_row_bars(pair: AttentionPair, sample: int = 0, *, title: str = "",
@@ -299,22 +290,20 @@ def weight_row_bars(pair: AttentionPair, sample: int = 0, *, title: str = "",
     unscaled = pair.unscaled.weights[sample, 0]  # (m,)
     scaled = pair.scaled.weights[sample, 0]  # (m,)
     keys = [f"k{j + 1}" for j in range(unscaled.shape[-1])]
-    figure = go.Figure()
-    for weights, name, meta, colour in (
-        (unscaled, text.unscaled, "row_unscaled", UNSCALED_COLOUR),
-        (scaled, text.scaled, "row_scaled", SCALED_COLOUR),
-    ):
-        figure.add_trace(
-            go.Bar(
-                x=keys,
-                y=np.asarray(weights, dtype=float),
-                name=name,
-                meta=meta,
-                marker={"color": colour},
-                hovertemplate=f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
-            )
+    traces = [
+        go.Bar(
+            x=keys,
+            y=np.asarray(weights, dtype=float),
+            name=name,
+            meta=meta,
+            marker={"color": colour},
+            hovertemplate=f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
         )
-    figure.update_layout(barmode="group", bargap=0.25, bargroupgap=0.05)
-    figure.update_xaxes(type="category", title={"text": text.key_axis})
-    figure.update_yaxes(range=[0.0, 1.0], title={"text": text.weight_axis})
-    return _layout(figure, height=380, title=title)
+        for weights, name, meta, colour in (
+            (unscaled, text.unscaled, "row_unscaled", UNSCALED_COLOUR),
+            (scaled, text.scaled, "row_scaled", SCALED_COLOUR),
+        )
+    ]
+    return _figure(traces, height=380, title=title, barmode="group", bargap=0.25, bargroupgap=0.05,
+                   xaxis={"type": "category", "title": {"text": text.key_axis}},
+                   yaxis={"range": [0.0, 1.0], "title": {"text": text.weight_axis}})
