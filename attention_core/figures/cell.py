@@ -74,8 +74,12 @@ def _signed(value: float, digits: int) -> str:
     return f"{value:.{digits}f}".replace("-", "−")
 
 
-def _layout(figure: go.Figure, title: str, x_title: str, y_title: str, categories: int) -> go.Figure:
-    figure.update_layout(
+def _figure(traces: list, title: str, x_title: str, y_title: str, categories: int, **layout) -> go.Figure:
+    """The bar charts' figure, `layout` merged in (y_range: the y axis's range). Built in one
+    constructor call: the same figure as go.Figure() and update_layout(), several times faster
+    (every update parses its property paths again)."""
+    y_range = layout.pop("y_range", None)
+    figure_layout = dict(
         title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 16}},
         height=FIGURE_HEIGHT,
         margin={"l": 10, "r": 10, "t": 48, "b": 10},
@@ -85,7 +89,10 @@ def _layout(figure: go.Figure, title: str, x_title: str, y_title: str, categorie
         xaxis={"title": {"text": x_title}, "type": "category", "tickangle": -45 if categories > 12 else 0},
         yaxis={"title": {"text": y_title}, "zeroline": True, "zerolinecolor": "#444", "zerolinewidth": 1},
     )
-    return figure
+    figure_layout.update(layout)
+    if y_range is not None:
+        figure_layout["yaxis"]["range"] = y_range
+    return go.Figure(data=traces, layout=figure_layout)
 
 
 def _feature_labels(size: int) -> list[str]:
@@ -97,35 +104,30 @@ def vector_bars(cell: CellTrace, query_label: str, key_label: str, *, title: str
     """q_i and k_j side by side, one pair of bars per feature."""
     features = _feature_labels(cell.q_i.shape[0])
     query_label, key_label = plain_label(query_label), plain_label(key_label)
-    figure = go.Figure(
-        [
-            go.Bar(x=features, y=cell.q_i, name=f"{text.query_vector} ({query_label})", marker_color=QUERY_COLOUR,
-                   hovertemplate=f"{text.query_vector}<br>%{{x}}: %{{y:.4f}}<extra></extra>"),
-            go.Bar(x=features, y=cell.k_j, name=f"{text.key_vector} ({key_label})", marker_color=KEY_COLOUR,
-                   hovertemplate=f"{text.key_vector}<br>%{{x}}: %{{y:.4f}}<extra></extra>"),
-        ]
-    )
-    figure.update_layout(barmode="group")
-    return _layout(figure, title, text.feature, "", len(features))
+    traces = [
+        go.Bar(x=features, y=cell.q_i, name=f"{text.query_vector} ({query_label})", marker_color=QUERY_COLOUR,
+               hovertemplate=f"{text.query_vector}<br>%{{x}}: %{{y:.4f}}<extra></extra>"),
+        go.Bar(x=features, y=cell.k_j, name=f"{text.key_vector} ({key_label})", marker_color=KEY_COLOUR,
+               hovertemplate=f"{text.key_vector}<br>%{{x}}: %{{y:.4f}}<extra></extra>"),
+    ]
+    return _figure(traces, title, text.feature, "", len(features), barmode="group")
 
 
 def product_bars(cell: CellTrace, *, title: str = "", text: CellFigureText = CellFigureText()) -> go.Figure:
     """q_it · k_jt for every feature t, red where positive and blue where negative."""
     features = _feature_labels(cell.products.shape[0])
     labelled = len(features) <= MAX_BAR_LABELS
-    figure = go.Figure(
-        go.Bar(
-            x=features,
-            y=cell.products,
-            name=text.product,
-            marker_color=[POSITIVE if value >= 0 else NEGATIVE for value in cell.products],
-            text=[_signed(value, 2) for value in cell.products] if labelled else None,
-            textposition="outside",
-            cliponaxis=False,
-            hovertemplate=f"{text.product}<br>%{{x}}: %{{y:.4f}}<extra></extra>",
-        )
+    bars = go.Bar(
+        x=features,
+        y=cell.products,
+        name=text.product,
+        marker_color=[POSITIVE if value >= 0 else NEGATIVE for value in cell.products],
+        text=[_signed(value, 2) for value in cell.products] if labelled else None,
+        textposition="outside",
+        cliponaxis=False,
+        hovertemplate=f"{text.product}<br>%{{x}}: %{{y:.4f}}<extra></extra>",
     )
-    return _layout(figure, title, text.feature, text.product, len(features))
+    return _figure([bars], title, text.feature, text.product, len(features))
 
 
 def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
@@ -143,7 +145,7 @@ def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
     weight_labels = [  # masked keys carry a × instead
         f"{weight:.3f}" if allowed else "" for weight, allowed in zip(cell.weights_row, cell.row_allowed, strict=True)
     ]
-    figure = go.Figure(
+    traces = [
         go.Bar(
             x=list(key_labels),
             y=cell.exp_row,
@@ -157,10 +159,10 @@ def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
                 f"{text.key}: %{{x}}<br>{text.exp}: %{{y:.4f}}<br>{text.weight}: %{{customdata:.4f}}<extra></extra>"
             ),
         )
-    )
+    ]
     masked = [key for key in range(m) if not cell.row_allowed[key]]
     if masked:
-        figure.add_trace(
+        traces.append(
             go.Scatter(
                 x=[key_labels[key] for key in masked],
                 y=[0.0] * len(masked),
@@ -171,9 +173,7 @@ def softmax_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
                 showlegend=False,
             )
         )
-    _layout(figure, title, text.key, text.exp, m)
-    figure.update_layout(showlegend=False, yaxis_range=[0, 1.18])
-    return figure
+    return _figure(traces, title, text.key, text.exp, m, showlegend=False, y_range=[0, 1.18])
 
 
 def contribution_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str = "",
@@ -185,10 +185,10 @@ def contribution_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str 
     o_i itself. The picked key is opaque and outlined, the others are faded.
     """
     features = _feature_labels(cell.output_row.shape[0])
-    figure = go.Figure()
+    traces = []
     for key, label in enumerate(map(plain_label, key_labels)):
         picked = key == cell.j
-        figure.add_trace(
+        traces.append(
             go.Bar(
                 x=features,
                 y=cell.contributions[key],
@@ -201,7 +201,7 @@ def contribution_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str 
                 hovertemplate=f"{text.key}: {label}<br>%{{x}}: %{{y:.4f}}<extra>{text.contribution}</extra>",
             )
         )
-    figure.add_trace(
+    traces.append(
         go.Scatter(
             x=features,
             y=cell.output_row,
@@ -211,24 +211,27 @@ def contribution_bars(cell: CellTrace, key_labels: Sequence[str], *, title: str 
             hovertemplate=f"{text.output}<br>%{{x}}: %{{y:.4f}}<extra></extra>",
         )
     )
-    _layout(figure, title, text.feature, text.contribution, len(features))
-    figure.update_layout(
+    return _figure(
+        traces, title, text.feature, text.contribution, len(features),
         barmode="relative",
         height=FIGURE_HEIGHT + 60,
         legend={"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.01, "font": {"size": 12}},
     )
-    return figure
 
 
 def cell_locator(trace: ToyTrace, cell: CellTrace, *, title: str = "", text: FigureText = FIGURE_TEXT) -> go.Figure:
     """The weights heatmap with row i outlined (dashed) and cell (i, j) outlined (thick)."""
     n, m = trace.attention.weights.shape
     figure = heatmap(trace, "weights", text=text, title=title, show_numbers=False)
-    figure.add_shape(type="rect", x0=-0.5, x1=m - 0.5, y0=cell.i - 0.5, y1=cell.i + 0.5,
-                     line={"color": "#333", "width": 1.5, "dash": "dot"})
-    figure.add_shape(type="rect", x0=cell.j - 0.5, x1=cell.j + 0.5, y0=cell.i - 0.5, y1=cell.i + 0.5,
-                     line={"color": HIGHLIGHT, "width": 4})
-    figure.update_layout(height=min(380, 150 + 24 * n), font={"size": 12}, title_font_size=15)
+    outlines = [
+        dict(type="rect", x0=-0.5, x1=m - 0.5, y0=cell.i - 0.5, y1=cell.i + 0.5,
+             line={"color": "#333", "width": 1.5, "dash": "dot"}),
+        dict(type="rect", x0=cell.j - 0.5, x1=cell.j + 0.5, y0=cell.i - 0.5, y1=cell.i + 0.5,
+             line={"color": HIGHLIGHT, "width": 4}),
+    ]
+    # one update, not add_shape() twice and three updates: the same figure, several times faster
+    figure.update_layout(shapes=[*figure.layout.shapes, *outlines], height=min(380, 150 + 24 * n),
+                         font={"size": 12}, title_font_size=15)
     figure.update_traces(colorbar={"thickness": 12}, selector={"type": "heatmap"})
     return figure
 

@@ -38,39 +38,29 @@ def mask_thumbnail(mask: np.ndarray, row_labels: list[str], column_labels: list[
         text=text,
         show_numbers=False,
     )
-    figure.update_layout(
+    rows, columns = np.shape(mask)
+    figure.update_layout(  # one update: each one parses its property paths again
         height=THUMBNAIL_HEIGHT,
         margin={"l": 4, "r": 4, "t": 34, "b": 4},
         title={"font": {"size": 15}},
-    )
-    figure.update_xaxes(showticklabels=False, title=None, tickangle=0)
-    figure.update_yaxes(showticklabels=False, title=None)
-    rows, columns = np.shape(mask)
-    figure.add_shape(  # the matrix's edge: a masked first or last row would otherwise melt into the background
-        type="rect",
-        x0=-0.5,
-        x1=columns - 0.5,
-        y0=-0.5,
-        y1=rows - 0.5,
-        line={"color": FRAME_COLOUR, "width": 1},
+        xaxis={"showticklabels": False, "title": None, "tickangle": 0},
+        yaxis={"showticklabels": False, "title": None},
+        # the matrix's edge: a masked first or last row would otherwise melt into the background
+        shapes=[*figure.layout.shapes, dict(type="rect", x0=-0.5, x1=columns - 0.5, y0=-0.5, y1=rows - 0.5,
+                                            line={"color": FRAME_COLOUR, "width": 1})],
     )
     return figure
 
 
 def outline_rows(figure: go.Figure, rows, columns: int) -> go.Figure:
     """Frame the given row indices of a category heatmap with `columns` columns (in place)."""
-    for row in rows:
-        figure.add_shape(
-            type="rect",
-            xref="x",
-            yref="y",
-            x0=-0.5,
-            x1=columns - 0.5,
-            y0=row - 0.5,
-            y1=row + 0.5,
-            line={"color": OUTLINE_COLOUR, "width": 3},
-            fillcolor="rgba(0,0,0,0)",
-        )
+    frames = [
+        dict(type="rect", xref="x", yref="y", x0=-0.5, x1=columns - 0.5, y0=row - 0.5, y1=row + 0.5,
+             line={"color": OUTLINE_COLOUR, "width": 3}, fillcolor="rgba(0,0,0,0)")
+        for row in rows
+    ]
+    if frames:  # one assignment, not add_shape() per row (each parses its property paths again)
+        figure.layout.shapes = [*figure.layout.shapes, *frames]
     return figure
 
 
@@ -123,7 +113,10 @@ def row_comparison_heatmap(engine_weights: np.ndarray, fill_weights: np.ndarray,
         show_numbers=True,
     )
     figure.update_traces(texttemplate="%{z:.3f}", selector={"type": "heatmap"})
-    figure.update_yaxes(title=None)
-    for pair in range(1, len(rows)):  # a line between the pairs of rows
-        figure.add_hline(y=2 * pair - 0.5, line={"color": OUTLINE_COLOUR, "width": 2})
+    lines = [  # a line between the pairs of rows: what add_hline() adds, without its checks
+        dict(type="line", x0=0, x1=1, xref="x domain", y0=2 * pair - 0.5, y1=2 * pair - 0.5, yref="y",
+             line={"color": OUTLINE_COLOUR, "width": 2})
+        for pair in range(1, len(rows))
+    ]
+    figure.update_layout(yaxis_title=None, shapes=[*figure.layout.shapes, *lines])
     return figure
