@@ -97,21 +97,23 @@ def guesses_heatmap(
         first_of_kind.add(kind)
         return {"showlegend": shown, "name": name, "legendgroup": kind}
 
+    marks = []
     for i, keys in zip(result.rows, result.best_keys, strict=True):
         for j in keys:
-            figure.add_shape(
+            marks.append(dict(
                 type="rect", **_cell(i - rows.start, j, 0.04), line={"color": TRUTH_COLOUR, "width": 2.5},
                 **legend("strongest", quiz_text.strongest),
-            )
+            ))
     for i, j, right in zip(result.rows, result.guesses, result.correct, strict=True):
         if j is None:
             continue
         bar = _cell(i - rows.start, j, 0.12)
         bar["y0"] = bar["y1"] - 0.17  # a bar along the bottom edge (the y axis points down)
-        figure.add_shape(
+        marks.append(dict(
             type="rect", **bar, line={"width": 0}, fillcolor=GUESS_COLOURS[bool(right)],
             **legend(f"guess-{bool(right)}", quiz_text.right if right else quiz_text.wrong),
-        )
+        ))
+    figure.layout.shapes = [*figure.layout.shapes, *marks]  # one assignment: add_shape() each is slow
     _top_with_legend(figure, style)
     return figure
 
