@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import APP, ROOT, app_token_cap, machine_line, page_files, sentence
-from server_rerun import quiet_bare_mode_warnings
+from server_rerun import quiet_bare_mode_warnings, share_script_cache
 
 sys.path.insert(0, str(ROOT))
 
@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600, help="seconds one AppTest run may take")
     args = parser.parse_args()
     quiet_bare_mode_warnings()
+    share_script_cache()  # time each rerun as the server runs it: the scripts compiled once
     pages = args.pages or page_files()
     views = [(page, page.removeprefix("pages/").removesuffix(".py"), {}) for page in pages]
     if page_files()[0] in pages:
