@@ -1,6 +1,7 @@
 """How long one rerun of the step-through page takes after the dk slider moves (AppTest, no browser).
 
     python benchmarks/server_rerun.py [--sizes 16 128 512 2048] [--repeats 7]
+    python benchmarks/server_rerun.py --every-page --sizes 16 [--repeats 7]
 
 For each sentence length n (distinct words, one token each) the app runs in AppTest with
 the sentence and the step-through page's "weights" stage preset in session state, once to
@@ -16,6 +17,10 @@ a core, the CPU time does not. Compare rows with each other, not with another da
 The app keeps at most its token cap (longer text is cut with a notice) and draws long
 matrices in blocks, so the table prints the requested n, the tokens kept and the rows of
 the drawn heatmap. Target: at most 150 ms at n = 16.
+
+`--every-page --sizes 16` prints instead every page's rerun with nothing changed (the
+engine's results cached), on screen and in projector mode: the least a control change on
+that page costs the server.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
-from _server import APP, ROOT, app_token_cap, machine_line, sentence
+from _server import APP, ROOT, app_token_cap, machine_line, page_files, sentence
 
 sys.path.insert(0, str(ROOT))
 
@@ -116,13 +121,55 @@ def measure(n: int, repeats: int, timeout: float) -> dict:
     }
 
 
+def page_reruns(page: str, display: str, n: int, repeats: int, timeout: float) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of a rerun of `page` with nothing changed: the whole script,
+    every figure built and sent again, the engine's results from the cache. What every
+    control change on the page costs the server at least."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.session_state["text"] = sentence(n)
+    at.session_state["display"] = display
+    at.run()
+    if page != page_files()[0]:
+        at.switch_page(page)
+    at.run(), at.run()  # the page's first run fills the caches
+    samples = []
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        at.run()
+        samples.append((time.perf_counter() - start, time.process_time() - start_cpu))
+    if at.exception:
+        raise RuntimeError(f"{page} ({display}): the app raised {[e.value for e in at.exception]}")
+    return statistics.median(wall for wall, _ in samples), statistics.median(cpu for _, cpu in samples)
+
+
+def every_page(n: int, repeats: int, timeout: float) -> None:
+    """The table of `page_reruns` for every page, on screen and in projector mode."""
+    quiet_bare_mode_warnings()
+    share_script_cache()
+    print(f"every page's rerun with nothing changed, n = {n}, median of {repeats} (wall ms / CPU ms)\n")
+    print(f"{'page':<16} {'screen':>13} {'projector':>13}")
+    for page in page_files():
+        cells = []
+        for display in ("screen", "projector"):
+            wall, cpu = page_reruns(page, display, n, repeats, timeout)
+            cells.append(f"{wall * 1e3:>6.0f} / {cpu * 1e3:>4.0f}")
+        print(f"{page.removeprefix('pages/').removesuffix('.py'):<16} {cells[0]:>13} {cells[1]:>13}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 128, 512, 2048])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=600, help="seconds one AppTest run may take")
+    parser.add_argument("--every-page", action="store_true", help="instead: every page's rerun with nothing "
+                        "changed, at the first of --sizes, on screen and in projector mode")
     args = parser.parse_args()
     print(machine_line())
+    if args.every_page:
+        every_page(args.sizes[0], args.repeats, args.timeout)
+        return
     print(f"the app's token cap: {app_token_cap()}; {args.repeats} timed reruns per column\n")
     print(
         f"{'n asked':>7} {'kept':>5} {'rows':>5} {'1st run ms':>10} {'8↔9 ms':>7} {'min':>5} {'cpu':>5} "

@@ -21,8 +21,12 @@ from _server import chromium_problem  # noqa: E402
 BROWSER_PROBLEM = chromium_problem()
 
 RUNS = {
-    # script: (arguments of a tiny run, words of the table header, start of the one expected row)
+    # script (and a name for a second run of it): (arguments of a tiny run, words of the table
+    # header, start of the one expected row)
     "server_rerun.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "kept", "8↔9 ms"), "     16"),
+    "server_rerun.py --every-page": (
+        ["--every-page", "--sizes", "16", "--repeats", "1"], ("page", "screen", "projector"), "step "
+    ),
     "every_control.py": (["--pages", "cell", "--limit", "3"], ("page", "controls", "failed"), "cell "),
     "payload.py": (["--sizes", "16", "--pages", "pages/step.py"], ("page", "Plotly MB"), "step  "),
     "browser_latency.py": (["--sizes", "16", "--repeats", "1"], ("n asked", "median ms"), "     16"),
@@ -62,7 +66,7 @@ def runs():
     """Start every runnable script at once; their finished processes by script name."""
     started = {
         script: subprocess.Popen(
-            [sys.executable, str(BENCHMARKS / script), *arguments],
+            [sys.executable, str(BENCHMARKS / script.split()[0]), *arguments],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
