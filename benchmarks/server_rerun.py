@@ -49,7 +49,7 @@ def quiet_bare_mode_warnings() -> None:
 def share_script_cache() -> None:
     """Compile app.py and each page once per process, as the server does (one script cache per
     runtime). AppTest makes a new cache for every run, so that each `at.run()` would compile
-    the scripts again, with Streamlit's "magic" rewrite of their syntax trees: about 40 ms of
+    the scripts again, with Streamlit's "magic" rewrite of their syntax trees: about 14 ms of
     every timed rerun that no user of a server waits for."""
     import streamlit.testing.v1.app_test as app_test
     import streamlit.testing.v1.local_script_runner as local_script_runner
