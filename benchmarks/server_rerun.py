@@ -26,6 +26,7 @@ that page costs the server.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import re
@@ -46,6 +47,7 @@ def quiet_bare_mode_warnings() -> None:
     logger = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
     logger.addFilter(lambda record: "missing ScriptRunContext" not in record.getMessage())
 
+@functools.cache  # once per process: a second call would find the names already replaced
 def share_script_cache() -> None:
     """Compile app.py and each page once per process, as the server does (one script cache per
     runtime). AppTest makes a new cache for every run, so that each `at.run()` would compile
@@ -55,6 +57,10 @@ def share_script_cache() -> None:
     import streamlit.testing.v1.local_script_runner as local_script_runner
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 
+    for module in (app_test, local_script_runner):  # private names: fail loudly, not silently, if they change
+        if getattr(module, "ScriptCache", None) is not ScriptCache:
+            raise RuntimeError(f"{module.__name__} no longer makes a ScriptCache of its own: "
+                               "share_script_cache() needs to follow Streamlit's change")
     shared = ScriptCache()
     app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
 

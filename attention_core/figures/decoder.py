@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .matrices import SEQUENTIAL, plain_label
+from .matrices import SEQUENTIAL, left_title, plain_label
 from .real_model import HIGHLIGHT
 
 __all__ = ["DecoderFigureText", "head_grid", "prediction_bars"]
@@ -85,9 +85,8 @@ def head_grid(
         height=60 + 17 * layers + (40 if title else 0),
         margin={"l": 10, "r": 10, "t": 90 if title else 50, "b": 10},
         plot_bgcolor="white",
+        title=left_title(title),
     )
-    if title:
-        layout["title"] = {"text": title, "x": 0.0, "xanchor": "left"}
     # One constructor call, not add_shape() and updates: the same figure, several times faster.
     return go.Figure(data=[heat], layout=layout)
 
@@ -112,7 +111,6 @@ def prediction_bars(labels: list[str], probabilities: list[float], *, text: Deco
                    title={"text": text.probability}),
         height=80 + 28 * len(labels),
         margin={"l": 10, "r": 10, "t": 50 if title else 10, "b": 40},
+        title=left_title(title),
     )
-    if title:
-        layout["title"] = {"text": title, "x": 0.0, "xanchor": "left"}
     return go.Figure(data=[bars], layout=layout)

@@ -292,6 +292,12 @@ def _title_margin(style: FigureStyle) -> int:
     return 20 + 3 * style.font_size // 2 if style.max_height is not None else 30 + 2 * style.font_size
 
 
+def left_title(text: str, **placement) -> dict:
+    """A figure's title at its top left, over the row labels (Plotly centres titles), with any
+    other `placement` ("y", "yanchor"); {} (no title) for no text."""
+    return {"text": text, "x": 0.0, "xanchor": "left", **placement} if text else {}
+
+
 def matrix_heatmap(
     values: np.ndarray,
     row_labels: list[str],
@@ -394,13 +400,13 @@ def matrix_heatmap(
     tick_angle = -45 if columns > 6 else _column_label_angle(column_labels, _narrowest_cell(columns, style), style)
     axis_type = _axis_type(style)
     layout = dict(
-        title={"text": title, "x": 0.0, "xanchor": "left"} if title else {},
+        title=left_title(title),
         height=_chrome_height(style) + rows * _row_height(rows, style),
         margin={"l": 10, "r": 10, "t": _title_margin(style) if title else 10, "b": 10},
         plot_bgcolor=MASKED_GREY,
         font={"family": FONT_FAMILY, "size": style.font_size},
-        xaxis={"title": {"text": column_title}, "type": "category", "tickangle": tick_angle, **axis_type},
-        yaxis={"title": {"text": row_title}, "type": "category", "autorange": "reversed", **axis_type},
+        xaxis=deep_merged({"title": {"text": column_title}, "type": "category", "tickangle": tick_angle}, axis_type),
+        yaxis=deep_merged({"title": {"text": row_title}, "type": "category", "autorange": "reversed"}, axis_type),
     )
     shapes = highlight_shapes(rows, columns, tuple(highlight_rows), tuple(highlight_cells))
     if shapes:
@@ -523,15 +529,15 @@ def _update_axes(figure: go.Figure, changes: dict[str, dict]) -> None:
     (each parses its property paths again)."""
     for name, change in changes.items():
         if change:
-            figure.layout[name] = _merged(figure.layout[name].to_plotly_json(), change)
+            figure.layout[name] = deep_merged(figure.layout[name].to_plotly_json(), change)
 
 
-def _merged(base: dict, changes: dict) -> dict:
+def deep_merged(base: dict, changes: dict) -> dict:
     """`base` with `changes` merged in, dicts within dicts merged too (as Plotly's update does)."""
     merged = dict(base)
     for key, value in changes.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merged(merged[key], value)
+            merged[key] = deep_merged(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -563,14 +569,13 @@ def _subplot_layout_json(**options) -> str:
 
 def _axis_type(style: FigureStyle) -> dict:
     """An axis's tick labels and title at the style's type size (Streamlit's chart theme would
-    set its own, smaller)."""
-    return {"tickfont": {"size": style.font_size}, "title_font": {"size": style.font_size}}
+    set its own, smaller), as changes to merge into the axis (`deep_merged`): the title keeps its text."""
+    return {"tickfont": {"size": style.font_size}, "title": {"font": {"size": style.font_size}}}
 
 
 def _axes_style(figure: go.Figure, style: FigureStyle, square: bool = False) -> go.Figure:
     """Every axis's type at the style's size (as `_axis_type`), and square cells when asked."""
-    type_size = {"size": style.font_size}
-    changes = {name: {"tickfont": type_size, "title": {"font": type_size}} for name in _axis_names(figure.layout)}
+    changes = {name: _axis_type(style) for name in _axis_names(figure.layout)}
     if square:
         for trace in figure.data:
             if trace.type == "heatmap":  # each subplot's y axis follows its own x axis
@@ -680,17 +685,17 @@ COLOUR_BAR_EMS = 5
 (−2, 0, 2) without one running into the next."""
 
 
-def _room_for_colour_bar(figure: go.Figure) -> go.Figure:
-    """A one-heatmap figure of a few rows made taller when its margins leave the colour bar
-    (as long as the plot area) too short for its labels."""
+def _room_for_colour_bar(figure: go.Figure, margin: dict, font_size: int) -> go.Figure:
+    """A one-heatmap figure of a few rows made taller when its margins (as a dict) leave the
+    colour bar (as long as the plot area) too short for its labels."""
     heatmaps = [trace for trace in figure.data if trace.type == "heatmap" and trace.showscale is not False]
-    margin, height = figure.layout.margin, figure.layout.height
+    height = figure.layout.height
     if len(heatmaps) != 1 or height is None:
         return figure
-    plot_height = height - (margin.t or 0) - (margin.b or 0)
-    shortest = COLOUR_BAR_EMS * (figure.layout.font.size or 12)
+    plot_height = height - (margin.get("t") or 0) - (margin.get("b") or 0)
+    shortest = COLOUR_BAR_EMS * font_size
     if plot_height < shortest:
-        figure.update_layout(height=height + shortest - plot_height)
+        figure.layout.height = height + shortest - plot_height
     return figure
 
 
@@ -736,13 +741,14 @@ def reserve_label_room(figure: go.Figure) -> go.Figure:
         room[edge] = max(room[edge], depth)
         for side in _ALONG[letter]:
             room[side] = max(room[side], overhang)
+    margin = layout.margin.to_plotly_json()
     if any(room.values()):
-        margin = layout.margin.to_plotly_json()
         # One assignment: about seven times faster than update_layout(margin=...) (which parses
         # the property path and tells the figure of each side set, one by one).
-        layout.margin = {**margin, "pad": AXIS_PAD, **{
+        margin = {**margin, "pad": AXIS_PAD, **{
             side: max(margin.get(side) or 0, math.ceil(needed)) for side, needed in room.items()}}
-    return _room_for_colour_bar(figure)
+        layout.margin = margin
+    return _room_for_colour_bar(figure, margin, font_size)
 
 
 def restyle(figure: go.Figure, style: FigureStyle) -> go.Figure:

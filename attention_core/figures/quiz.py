@@ -15,7 +15,16 @@ import plotly.graph_objects as go
 
 from ..lessons.quiz import MAX_ASKED_ROWS, QuizResult, SketchResult
 from ..toy import ToyTrace
-from .matrices import FONT_FAMILY, MAX_DRAWN_SIDE, FigureStyle, FigureText, heatmap, plain_label
+from .matrices import (
+    FONT_FAMILY,
+    MAX_DRAWN_SIDE,
+    FigureStyle,
+    FigureText,
+    deep_merged,
+    heatmap,
+    left_title,
+    plain_label,
+)
 
 __all__ = ["GUESS_COLOURS", "QuizText", "guesses_heatmap", "quiz_rows", "sketch_bars", "sketch_heatmap"]
 
@@ -60,9 +69,10 @@ def _legend(style: FigureStyle) -> dict:
             "font": {"size": style.font_size}}
 
 
-def _top_with_legend(figure: go.Figure, style: FigureStyle) -> None:
-    """Room above the plot for the title and, under it, the legend."""
-    figure.update_layout(
+def _top_with_legend(style: FigureStyle) -> dict:
+    """Layout changes that make room above the plot for the title and, under it, the legend
+    (to merge into a layout: `deep_merged`, or `update_layout` on a built figure)."""
+    return dict(
         title={"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": style.font_size // 2}},
         legend=_legend(style),
         showlegend=True,
@@ -113,8 +123,8 @@ def guesses_heatmap(
             type="rect", **bar, line={"width": 0}, fillcolor=GUESS_COLOURS[bool(right)],
             **legend(f"guess-{bool(right)}", quiz_text.right if right else quiz_text.wrong),
         ))
-    figure.layout.shapes = [*figure.layout.shapes, *marks]  # one assignment: add_shape() each is slow
-    _top_with_legend(figure, style)
+    # one update: add_shape() for each mark parses its property paths again
+    figure.update_layout(shapes=[*figure.layout.shapes, *marks], **_top_with_legend(style))
     return figure
 
 
@@ -125,14 +135,9 @@ def sketch_heatmap(
     rows = quiz_rows(len(trace.query_tokens), centre=result.query)
     figure = heatmap(trace, "weights", text=text, style=style, window=(rows, slice(None)))
     position = result.query - rows.start  # the row's place in the window
-    figure.add_shape(
-        type="rect",
-        x0=-0.5,
-        x1=len(trace.key_tokens) - 0.5,
-        y0=position - 0.5,
-        y1=position + 0.5,
-        line={"color": SKETCH_COLOUR, "width": 3},
-    )
+    frame = dict(type="rect", x0=-0.5, x1=len(trace.key_tokens) - 0.5, y0=position - 0.5, y1=position + 0.5,
+                 line={"color": SKETCH_COLOUR, "width": 3})
+    figure.layout.shapes = [*figure.layout.shapes, frame]  # one assignment: add_shape() parses its paths again
     return figure
 
 
@@ -149,29 +154,27 @@ def sketch_bars(
         (quiz_text.sketch, result.guess, SKETCH_COLOUR),
         (quiz_text.truth, result.truth, TRUTH_BAR_COLOUR),
     ]
-    figure = go.Figure(
-        [
-            go.Bar(
-                x=key_labels,
-                y=np.asarray(values, dtype=float),
-                name=name,
-                marker={"color": colour},
-                texttemplate="%{y:.2f}",
-                textposition="outside",
-                textfont={"size": style.font_size},
-                hovertemplate=f"%{{x}}<br>{quiz_text.weight}: %{{y:.4f}}<extra>{name}</extra>",
-            )
-            for name, values, colour in bars
-        ]
-    )
-    figure.update_layout(
+    traces = [
+        go.Bar(
+            x=key_labels,
+            y=np.asarray(values, dtype=float),
+            name=name,
+            marker={"color": colour},
+            texttemplate="%{y:.2f}",
+            textposition="outside",
+            textfont={"size": style.font_size},
+            hovertemplate=f"%{{x}}<br>{quiz_text.weight}: %{{y:.4f}}<extra>{name}</extra>",
+        )
+        for name, values, colour in bars
+    ]
+    layout = dict(
         barmode="group",
-        title={"text": plain_label(trace.query_labels[result.query]), "x": 0.0, "xanchor": "left"},
+        title=left_title(plain_label(trace.query_labels[result.query])),
         height=300 + 6 * style.font_size,
         margin={"l": 10, "r": 10, "b": 10},
         font={"family": FONT_FAMILY, "size": style.font_size},
         xaxis={"type": "category", "tickangle": -45 if len(key_labels) > 6 else 0},
         yaxis={"title": {"text": quiz_text.weight}, "range": [0, 1.12]},
     )
-    _top_with_legend(figure, style)
-    return figure
+    # one constructor call: updates after it parse their property paths again
+    return go.Figure(data=traces, layout=deep_merged(layout, _top_with_legend(style)))

@@ -20,7 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..real_model.forward import ModelRun
-from .matrices import DIVERGING, MASKED_GREY, SEQUENTIAL
+from .matrices import DIVERGING, MASKED_GREY, SEQUENTIAL, left_title
 
 __all__ = ["HIGHLIGHT", "RealModelFigureText", "embedding_strip", "mosaic_matrix", "weights_mosaic"]
 
@@ -146,9 +146,8 @@ def weights_mosaic(
         plot_bgcolor=MASKED_GREY if run.layers[0].attention.mask.size > run.layers[0].attention.mask.sum() else "white",
         height=round(min(760, max(300, PLOT_WIDTH * height / width + (130 if title else 90)))),
         margin={"l": 10, "r": 10, "t": 120 if title else 80, "b": 10},
+        title=left_title(title, y=0.99, yanchor="top"),
     )
-    if title:
-        layout["title"] = {"text": title, "x": 0.0, "xanchor": "left", "y": 0.99, "yanchor": "top"}
     # One constructor call, not add_shape() per band and updates: the same figure, several
     # times faster (each of those calls parses its property paths again).
     return go.Figure(data=[heat], layout=layout)
@@ -158,23 +157,21 @@ def embedding_strip(run: ModelRun, *, title: str = "", text: RealModelFigureText
     """The sentence embedding, (d,), as one row of d coloured cells (diverging around 0)."""
     values = np.asarray(run.sentence_embedding, dtype=np.float32)[None, :]  # (1, d)
     limit = float(np.abs(values).max()) or 1.0
-    figure = go.Figure(
-        go.Heatmap(
-            z=values,
-            x=list(range(values.shape[1])),
-            y=[""],
-            colorscale=DIVERGING,
-            zmin=-limit,
-            zmax=limit,
-            colorbar={"thickness": 10},
-            hovertemplate=f"{text.dimension} %{{x}}<br>{text.value}: %{{z:.4f}}<extra></extra>",
-        )
+    heat = go.Heatmap(
+        z=values,
+        x=list(range(values.shape[1])),
+        y=[""],
+        colorscale=DIVERGING,
+        zmin=-limit,
+        zmax=limit,
+        colorbar={"thickness": 10},
+        hovertemplate=f"{text.dimension} %{{x}}<br>{text.value}: %{{z:.4f}}<extra></extra>",
     )
-    figure.update_layout(
-        title={"text": title, "x": 0.0, "xanchor": "left"} if title else None,
+    layout = dict(
+        title=left_title(title),
         height=150,
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 30},
         xaxis={"title": {"text": text.dimension}, "showgrid": False},
         yaxis={"showticklabels": False},
     )
-    return figure
+    return go.Figure(data=[heat], layout=layout)  # one constructor call: an update after it parses again

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..lessons.scaling import PAPER_DK, AttentionPair, DotProductSample, ScalingSweep
-from .matrices import subplot_layout
+from .matrices import left_title, subplot_layout
 
 __all__ = [
     "SCALED_COLOUR",
@@ -102,10 +102,9 @@ def _figure(traces: list, *, height: int, title: str = "", axes: tuple[str, ...]
         legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0, "xanchor": "left"},
         plot_bgcolor="white",
         hovermode="closest",
+        title=left_title(title),
         **layout,
     )
-    if title:
-        layout["title"] = {"text": title, "x": 0.0, "xanchor": "left"}
     for name in axes:  # every axis of the figure: lines on, zero line off
         layout[name] = {**layout.get(name, {}), **_AXIS_LINES}
     return go.Figure(data=traces, layout=layout)
