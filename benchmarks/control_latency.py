@@ -45,7 +45,6 @@ from _server import (
     APP,
     CHROMIUM,
     CHROMIUM_ARGS,
-    EXCEPTIONS_JS,
     FLOOR_APP,
     VIEWPORT,
     StreamlitServer,
@@ -186,6 +185,8 @@ class ControlResult:
     no_rerun: int = 0
     single_option: bool = False
     errors: int = 0
+    error_texts: list[str] = field(default_factory=list)
+    """What each error said (an error box's first line, a browser error, a failed action)."""
 
 
 def pages_in_menu() -> list[tuple[str, str]]:
@@ -232,6 +233,11 @@ def _resolve(name: str, source: str, package, default: int) -> int:
     if match:
         return int(match.group(1))
     return value if isinstance(value, int) else default
+
+
+EXCEPTION_TEXTS_JS = ("() => [...document.querySelectorAll('[data-testid=\"stException\"]')]"
+                      ".map(box => box.innerText.trim().split('\\n')[0])")
+"""The first line of every error box on the page (Streamlit's exception element)."""
 
 
 class Page:
@@ -405,15 +411,17 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
                     # back to the first choice, untimed: a picker left on one option can leave the
                     # next control with nothing to pick (h = 1 head leaves the Head picker one head)
                     page.change(action_for(page, kind, index, label, 1))
-                result.errors += page.page.evaluate(EXCEPTIONS_JS)
+                boxes = page.page.evaluate(EXCEPTION_TEXTS_JS)
+                result.errors += len(boxes)
+                result.error_texts += [f"error box: {text}" for text in boxes]
             except Exception as error:
                 result.errors += 1
-                print(f"  ({path} {kind} {label!r}: {type(error).__name__}: {str(error).splitlines()[0][:100]})",
-                      file=sys.stderr)
+                result.error_texts.append(f"{type(error).__name__}: {str(error).splitlines()[0][:100]}")
             if page.controls() != layout or result.errors:
                 page.open()  # the change altered the page: start the next control from the same page as before
         if page.errors and results:
             results[0].errors += len(page.errors)
+            results[0].error_texts += [f"browser: {error}" for error in page.errors]
     finally:
         context.close()
     return results
@@ -481,6 +489,8 @@ def main() -> None:
             print(f"{name:<13} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
                   f"{result.where:<7} {len(result.times):>7} {median:>9} {longest:>7} "
                   f"{result.heatmaps_changed:>8} {max(result.errors, 0):>6}  {verdict}", flush=True)
+            for text in dict.fromkeys(result.error_texts):  # each distinct one once, under its row
+                print(f"    ! {text.splitlines()[0][:160]}", flush=True)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

@@ -25,7 +25,11 @@ TEXT_LABEL = "Sentence"
 DK_LABEL = "dk: size of each query and key vector"
 DEFAULT_TEXT = "the cat sat on the mat"
 MAX_CELLS_WITH_NUMBERS = 400
-"""As in the app (attention_core.figures.matrices), which this file does not import."""
+MAX_DRAWN_SIDE = 200
+"""As in the app (attention_core.figures.matrices), which this file does not import: beyond
+MAX_DRAWN_SIDE tokens the weights are drawn in blocks, each the largest weight in it, as the
+app draws them (4 million cells would be about 56 MB of JSON, over the server's message limit:
+Streamlit would show its error box instead of a heatmap)."""
 
 
 def embeddings(tokens: list[str], dk: int) -> np.ndarray:
@@ -42,6 +46,13 @@ scores -= scores.max(axis=-1, keepdims=True)
 weights = np.exp(scores)
 weights /= weights.sum(axis=-1, keepdims=True)  # (n, n)
 labels = [f"{position}:{token}" for position, token in enumerate(tokens)]
+block = -(-len(tokens) // MAX_DRAWN_SIDE)
+if block > 1:  # every block of block × block weights drawn as one cell, its largest weight
+    blocks = -(-len(tokens) // block)
+    padded = np.zeros((blocks * block, blocks * block))
+    padded[: len(tokens), : len(tokens)] = weights
+    weights = padded.reshape(blocks, block, blocks, block).max(axis=(1, 3))  # (blocks, blocks)
+    labels = [f"{start}–{min(start + block, len(tokens)) - 1}" for start in range(0, len(tokens), block)]
 numbers = st.query_params.get("numbers") == "1" and weights.size <= MAX_CELLS_WITH_NUMBERS
 figure = go.Figure(go.Heatmap(z=weights, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis",
                               texttemplate="%{z:.2f}" if numbers else None))
