@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_core import STAGES
 from attention_core.lessons.scaling import self_diagonal
-from ui.autoplay import autoplay, stop_autoplay_clock
+from ui.autoplay import advance_if_due, autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import colour_words, panels, projector_mode
@@ -190,6 +190,7 @@ with main_area:
             st.divider()
     else:
         st.session_state.setdefault("stage", STAGE_NAMES[0])
+        advance_if_due(_next_in_loop, playing=st.session_state.get("autoplay", False))  # before the picker
         if projector_steps:
             previous_column, title_column, next_column = st.columns([1, 3, 1], vertical_alignment="center")
             stage_buttons(previous_column, next_column)
@@ -213,7 +214,7 @@ with main_area:
             persist_state="session",
         )
         if playing:
-            autoplay(seconds, _next_in_loop)
+            autoplay(seconds)
         else:
             stop_autoplay_clock()
         export_panel(trace, STAGES[index].matrices_for(is_cross(trace)), key="step-export")

@@ -221,6 +221,22 @@ def test_arrow_keys_step_and_autoplay_is_offered():
     assert not at.exception
 
 
+def test_a_rerun_that_finds_the_slide_due_moves_on_without_an_error():
+    """Any control moved while the slide show runs reruns the whole page, and the slide's clock
+    may have run out by then: the page must show the next stage, not an error box (the timer
+    once changed the stage after its picker had been drawn, which Streamlit refuses)."""
+    at = run_app(stage=STAGE_NAMES[2])
+    at.toggle(key="autoplay").set_value(True).run()
+    at.session_state["_autoplay_clock"] = 0.0  # started long ago: the next run finds the slide due
+    at.run()  # a full rerun, as after any control's change (AppTest runs the fragment inline)
+    assert not at.exception, [exception.value for exception in at.exception]
+    at.run()  # the run the slide show asked for
+    assert not at.exception
+    assert at.session_state["stage"] == STAGE_NAMES[3]
+    at.toggle(key="autoplay").set_value(False).run()
+    assert not at.exception and at.session_state["stage"] == STAGE_NAMES[3], "stopped: no further slide"
+
+
 @pytest.mark.parametrize("stage", ["raw_scores", "scaled_scores", "weights", "output"])
 def test_a_stage_with_one_matrix_prints_its_numbers_in_the_cells(stage):
     """One matrix has the page's whole width: an 11-token matrix is not a narrow side-by-side panel."""
