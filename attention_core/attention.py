@@ -85,6 +85,29 @@ def _as_matrix_stack(name: str, value, dtype) -> np.ndarray:
     return array
 
 
+HUGE_PAGE = 2 << 20
+"""Bytes of a transparent huge page on x86-64 Linux (and most arm64 kernels)."""
+
+
+def _record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array for a record, starting on a huge-page boundary when it is a huge
+    page or larger.
+
+    A record is fresh memory, and the kernel zeroes every page of it on the first write. NumPy
+    asks Linux to back large arrays with 2 MiB pages, but only whole 2 MiB-aligned stretches of
+    an allocation can have them, and malloc's addresses rarely are aligned: a 16 MiB record then
+    gets 7 huge pages and 512 small ones, each a page fault of its own. Aligned, it gets 8
+    (`benchmarks/engine_overhead.py`). The slack before the aligned start is never written, so
+    it costs address space, not memory.
+    """
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < HUGE_PAGE:
+        return np.empty(shape, dtype)
+    buffer = np.empty(nbytes + HUGE_PAGE, np.uint8)
+    start = -buffer.ctypes.data % HUGE_PAGE
+    return buffer[start : start + nbytes].view(dtype).reshape(shape)
+
+
 def _result_dtype(*arrays) -> np.dtype:
     """float32 when every input is float32 (memory matters for long inputs), else float64."""
     if all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in arrays):
@@ -209,16 +232,16 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
     # Fresh buffers for the records; the steps after Q Kᵀ write straight into them, block of
     # rows by block of rows. An overflow (inf, and inf − inf = NaN after it) is reported below.
     with np.errstate(over="ignore", invalid="ignore"):
-        raw_scores = q @ np.swapaxes(k, -1, -2)  # (..., n, m)
-        scaled_scores = np.empty(scores_shape, dtype)  # (..., n, m)
-        weights = np.empty(scores_shape, dtype)  # (..., n, m)
+        raw_scores = np.matmul(q, np.swapaxes(k, -1, -2), out=_record_buffer(scores_shape, dtype))  # (..., n, m)
+        scaled_scores = _record_buffer(scores_shape, dtype)  # (..., n, m)
+        weights = _record_buffer(scores_shape, dtype)  # (..., n, m)
         if mask is None:
             mask = np.broadcast_to(np.True_, scores_shape)  # (..., n, m), read-only, no memory
             masked_scores = scaled_scores  # nothing masked: the same (read-only) record
             mask_rows = None
         else:
             mask = _effective_mask(mask, scores_shape)  # (..., n, m)
-            masked_scores = np.empty(scores_shape, dtype)  # (..., n, m)
+            masked_scores = _record_buffer(scores_shape, dtype)  # (..., n, m)
             mask_rows = mask.reshape(-1, m)  # (rows, m), a view of the fresh copy
         _score_steps(
             raw_scores.reshape(-1, m),  # (rows, m) views of the buffers: every stack of rows at once

@@ -407,9 +407,10 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
                         after = page.heatmaps()
                         result.heatmaps_changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + \
                             abs(len(after) - len(before))
-                if kind == "stButtonGroup" and not result.single_option and repeats % 2:
+                if kind in ("stButtonGroup", "stCheckbox") and not result.single_option and repeats % 2:
                     # back to the first choice, untimed: a picker left on one option can leave the
-                    # next control with nothing to pick (h = 1 head leaves the Head picker one head)
+                    # next control with nothing to pick (h = 1 head leaves the Head picker one head),
+                    # and a switch left on (Autoplay) would go on changing the page under the next ones
                     page.change(action_for(page, kind, index, label, 1))
                 boxes = page.page.evaluate(EXCEPTION_TEXTS_JS)
                 result.errors += len(boxes)

@@ -67,3 +67,26 @@ def test_blocks_give_the_same_records_as_one_block(monkeypatch):
     whole = scaled_dot_product_attention(q, k, v, mask=mask)
     for name in ("raw_scores", "scaled_scores", "masked_scores", "weights", "output"):
         np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name), err_msg=name)
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024), (2, 512, 1024)])
+def test_large_records_start_on_a_huge_page(shape):
+    """Records of 2 MiB or more start on a 2 MiB boundary, so that Linux can back all of their
+    fresh memory with huge pages (a page fault each 2 MiB, not each 4 KiB): about a tenth of a
+    long call's time (benchmarks/engine_overhead.py). Their values are checked above."""
+    rng = np.random.default_rng(1)
+    n, m = shape[-2:]
+    q = rng.standard_normal((*shape[:-2], n, 8)).astype(np.float32)
+    k, v = (rng.standard_normal((m, 8)).astype(np.float32) for _ in range(2))
+    trace = scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((n, m), dtype=bool)))
+    for name in ("raw_scores", "scaled_scores", "masked_scores", "weights"):
+        record = getattr(trace, name)
+        assert record.shape == shape and record.flags.c_contiguous and not record.flags.writeable
+        assert record.ctypes.data % attention.HUGE_PAGE == 0, name
+
+
+def test_small_records_are_plain_arrays():
+    """Below a huge page nothing is gained: a record is an array of its own, no slack around it."""
+    q = np.ones((16, 4), dtype=np.float32)
+    trace = scaled_dot_product_attention(q, q, q)
+    assert trace.weights.base is None or trace.weights.base.nbytes == trace.weights.nbytes
