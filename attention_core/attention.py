@@ -16,6 +16,7 @@ Conventions follow PyTorch's `scaled_dot_product_attention`:
 from __future__ import annotations
 
 import math
+import mmap
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -90,22 +91,24 @@ HUGE_PAGE = 2 << 20
 
 
 def _record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An uninitialised array for a record, starting on a huge-page boundary when it is a huge
-    page or larger.
+    """An array for a record (zeros until written). One of 2 MiB or more gets memory of its
+    own from the system, backed by huge pages, and gives it back as soon as it is dropped.
 
-    A record is fresh memory, and the kernel zeroes every page of it on the first write. NumPy
-    asks Linux to back large arrays with 2 MiB pages, but only whole 2 MiB-aligned stretches of
-    an allocation can have them, and malloc's addresses rarely are aligned: a 16 MiB record then
-    gets 7 huge pages and 512 small ones, each a page fault of its own. Aligned, it gets 8
-    (`benchmarks/engine_overhead.py`). The slack before the aligned start is never written, so
-    it costs address space, not memory.
+    A record is fresh memory: the kernel zeroes each page on its first write, a page fault each.
+    NumPy asks Linux for huge pages for large arrays, but only whole aligned 2 MiB stretches of
+    an allocation can have them, and malloc's addresses rarely are aligned: a 16 MiB record
+    had 7 huge pages and 512 small ones. Here it has 8 (`benchmarks/engine_overhead.py`). A
+    mapping of its own also goes back to the system when the record is dropped, where a
+    malloc'd block may stay with the process (`benchmarks/memory.py`). The slack before the
+    aligned start is never written: it costs address space, not memory.
     """
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < HUGE_PAGE:
+    if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):  # small, or not Linux
         return np.empty(shape, dtype)
-    buffer = np.empty(nbytes + HUGE_PAGE, np.uint8)
-    start = -buffer.ctypes.data % HUGE_PAGE
-    return buffer[start : start + nbytes].view(dtype).reshape(shape)
+    region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    start = -np.frombuffer(region, np.uint8, count=1).ctypes.data % HUGE_PAGE
+    region.madvise(mmap.MADV_HUGEPAGE, start, nbytes)
+    return np.frombuffer(region, dtype, count=math.prod(shape), offset=start).reshape(shape)
 
 
 def _result_dtype(*arrays) -> np.dtype:
