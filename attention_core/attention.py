@@ -15,6 +15,7 @@ Conventions follow PyTorch's `scaled_dot_product_attention`:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import mmap
 from dataclasses import dataclass, fields
@@ -107,8 +108,15 @@ def _record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return np.empty(shape, dtype)
     region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     start = -np.frombuffer(region, np.uint8, count=1).ctypes.data % HUGE_PAGE
-    region.madvise(mmap.MADV_HUGEPAGE, start, nbytes)
+    _advise_huge_pages(region, start, nbytes)
     return np.frombuffer(region, dtype, count=math.prod(shape), offset=start).reshape(shape)
+
+
+def _advise_huge_pages(region: mmap.mmap, start: int, length: int) -> None:
+    """Ask Linux to back part of a mapping with huge pages. A kernel built without them
+    refuses (EINVAL): the record then has small pages, as a malloc'd one would."""
+    with contextlib.suppress(OSError):
+        region.madvise(mmap.MADV_HUGEPAGE, start, length)
 
 
 def _result_dtype(*arrays) -> np.dtype:

@@ -90,3 +90,13 @@ def test_small_records_are_plain_arrays():
     q = np.ones((16, 4), dtype=np.float32)
     trace = scaled_dot_product_attention(q, q, q)
     assert trace.weights.base is None or trace.weights.base.nbytes == trace.weights.nbytes
+
+
+def test_a_kernel_without_huge_pages_still_gets_its_records():
+    """madvise(MADV_HUGEPAGE) fails with EINVAL where the kernel has no huge pages: not an error."""
+
+    class Refusing:
+        def madvise(self, *_):
+            raise OSError(22, "Invalid argument")
+
+    attention._advise_huge_pages(Refusing(), 0, attention.HUGE_PAGE)  # no exception
