@@ -103,13 +103,14 @@ def _record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     malloc'd block may stay with the process (`benchmarks/memory.py`). The slack before the
     aligned start is never written: it costs address space, not memory.
     """
-    nbytes = math.prod(shape) * dtype.itemsize
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
     if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):  # small, or not Linux
         return np.empty(shape, dtype)
     region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     start = -np.frombuffer(region, np.uint8, count=1).ctypes.data % HUGE_PAGE
     _advise_huge_pages(region, start, nbytes)
-    return np.frombuffer(region, dtype, count=math.prod(shape), offset=start).reshape(shape)
+    return np.frombuffer(region, dtype, count=count, offset=start).reshape(shape)
 
 
 def _advise_huge_pages(region: mmap.mmap, start: int, length: int) -> None:

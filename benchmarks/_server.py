@@ -292,7 +292,11 @@ row labels are `expected` (null: any)."""
 IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 """True when Streamlit shows no "Running…" status."""
 
-EXCEPTIONS_JS = "() => document.querySelectorAll('[data-testid=\"stException\"]').length"
+EXCEPTION_TEXTS_JS = ("() => [...document.querySelectorAll('[data-testid=\"stException\"]')]"
+                      ".map(box => box.innerText.trim().split('\\n')[0])")
+"""The first line of every error box on the page (Streamlit's exception element)."""
+EXCEPTIONS_JS = f"() => ({EXCEPTION_TEXTS_JS})().length"
+"""How many error boxes the page shows."""
 
 
 def slider_locator(page, label: str = DK_LABEL):

@@ -45,6 +45,7 @@ from _server import (
     APP,
     CHROMIUM,
     CHROMIUM_ARGS,
+    EXCEPTION_TEXTS_JS,
     FLOOR_APP,
     VIEWPORT,
     StreamlitServer,
@@ -233,11 +234,6 @@ def _resolve(name: str, source: str, package, default: int) -> int:
     if match:
         return int(match.group(1))
     return value if isinstance(value, int) else default
-
-
-EXCEPTION_TEXTS_JS = ("() => [...document.querySelectorAll('[data-testid=\"stException\"]')]"
-                      ".map(box => box.innerText.trim().split('\\n')[0])")
-"""The first line of every error box on the page (Streamlit's exception element)."""
 
 
 class Page:

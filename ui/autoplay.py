@@ -45,4 +45,3 @@ def advance_if_due(advance: Callable[[], None], playing: bool) -> None:
 def stop_autoplay_clock() -> None:
     """Forget the slide-show clock (autoplay is off), so that turning it on starts afresh."""
     st.session_state.pop("_autoplay_clock", None)
-    st.session_state.pop(ADVANCE_DUE, None)
