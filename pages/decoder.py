@@ -16,7 +16,7 @@ from attention_core.figures.cell import CellFigureText, cell_locator, dot_produc
 from attention_core.figures.decoder import DecoderFigureText, head_grid, prediction_bars
 from attention_core.lessons.cell import follow_cell
 from ui.cache import decoder_checkpoint, decoder_greedy, decoder_head_scores, decoder_run
-from ui.controls import controls
+from ui.controls import controls, unreadable_character_notice
 from ui.display import figure_style, figure_text, panels, projector_mode
 from ui.first_run import run_through_app
 from ui.language import option_label, t
@@ -75,8 +75,10 @@ def checkpoint_or_stop(path: str):
 
 def prompt_input() -> str:
     st.session_state.setdefault("dec_prompt", DEFAULT_PROMPT)
-    return st.text_area(t("decoder.prompt"), key="dec_prompt", height=80, help=t("decoder.prompt.help"),
-                        persist_state="session")
+    prompt = st.text_area(t("decoder.prompt"), key="dec_prompt", height=80, help=t("decoder.prompt.help"),
+                          persist_state="session")
+    unreadable_character_notice(prompt)
+    return prompt
 
 
 def token_table(run) -> None:

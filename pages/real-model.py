@@ -10,7 +10,7 @@ from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
 from ui.cache import memo
-from ui.controls import controls
+from ui.controls import controls, unreadable_character_notice
 from ui.display import colour_words, figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import option_label, t
@@ -79,6 +79,7 @@ def sentence(settings) -> str:
         help=t("real_model.text.help"),
         persist_state="session",
     )
+    unreadable_character_notice(own)
     if own.strip():
         return own
     if settings.query_text.strip():

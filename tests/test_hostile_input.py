@@ -286,6 +286,20 @@ def test_typing_into_the_text_area(name):
     assert drawn_row_labels(plotly_specs(at)[0]) == token_labels(expected_tokens(HOSTILE_TEXTS[name]))
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("box", ["text", "query_text"])
+def test_a_replacement_character_in_a_sentence_is_explained(box, language):
+    """U+FFFD is what the page's text boxes put in place of half an emoji (ui/page_scripts.py;
+    the browser test types one): the page says what the sign means, in the user's language."""
+    session = {"text": "the cat sat", "cross": True, "query_text": "a dog ran", "lang": language}
+    session[box] = "tea \ufffd time"
+    at = open_page(**session)
+    assert_no_exception(at, box)
+    assert translate("notice.unreadable_character", language) in messages(at)
+    clean = open_page(text="the cat sat", cross=True, query_text="a dog ran", lang=language)
+    assert translate("notice.unreadable_character", language) not in messages(clean)
+
+
 def test_cross_attention_with_hostile_query_sentence():
     query = HOSTILE_TEXTS["latex_href"] + " " + HOSTILE_TEXTS["img_onerror"]
     at = open_page(text="the cat sat", cross=True, query_text=query, stage="weights")

@@ -256,13 +256,16 @@ def test_nginx_template_has_websocket_and_stickiness_directives(directive):
     assert directive in (ROOT / "deploy" / "nginx.conf.template").read_text()
 
 
-def test_the_nginx_policy_allows_the_arrow_key_script_by_its_current_hash():
-    """Any edit of ui/keys.py's script changes its hash: the policy must follow, or the proxied
-    app loses its arrow keys (Chromium blocks the script; tests/browser/test_server_proxy.py)."""
-    from ui.keys import script_hash
+@pytest.mark.parametrize("name", ["arrow keys", "whole characters"])
+def test_the_nginx_policy_allows_each_page_script_by_its_current_hash(name):
+    """Any edit of one of the app's page scripts changes its hash: the policy must follow, or the
+    proxied app loses it (Chromium blocks the script; tests/browser/test_server_proxy.py)."""
+    from ui.keys import STAGE_KEYS_SCRIPT
+    from ui.page_scripts import WHOLE_CHARACTERS_SCRIPT, csp_source
 
+    script = {"arrow keys": STAGE_KEYS_SCRIPT, "whole characters": WHOLE_CHARACTERS_SCRIPT}[name]
     policy = next(
         line for line in (ROOT / "deploy" / "nginx.conf.template").read_text().splitlines()
         if "Content-Security-Policy" in line and not line.strip().startswith("#")
     )
-    assert "script-src 'self' 'sha256-" in policy and script_hash() in policy
+    assert "script-src 'self' 'sha256-" in policy and csp_source(script) in policy

@@ -15,6 +15,7 @@ from attention_core import MAX_DIM, MAX_TEXT_CHARS, MAX_TOKENS, MaskSpec, ToySet
 from .display import display_controls
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES
 from .language import option_label, t
+from .page_scripts import whole_characters
 from .settings import DEFAULTS, EXAMPLES, MASK_KINDS, PROJECTIONS
 from .url import load_url_once, restore_settings, share_link, url_notices, write_url
 
@@ -30,6 +31,16 @@ def _load_example() -> None:
 SETTINGS = frozenset({"sentence", "dk", "mask", "padding", "projection", "d_model", "positional", "seed"})
 """The sidebar settings a page may use: "sentence" is the text (with the cross-attention
 queries and the examples), "mask" the mask kind, "padding" the padding positions."""
+
+
+UNREADABLE = "\ufffd"
+"""U+FFFD, what a text box puts in place of half an emoji (`ui.page_scripts.whole_characters`)."""
+
+
+def unreadable_character_notice(*texts: str) -> None:
+    """Say that a text holds U+FFFD, which stands for a character that could not be read."""
+    if any(UNREADABLE in text for text in texts):
+        st.info(t("notice.unreadable_character"), icon=":material/broken_image:")
 
 
 def controls(max_tokens: int = MAX_TOKENS, uses: Collection[str] = SETTINGS) -> ToySettings:
@@ -178,7 +189,10 @@ def controls(max_tokens: int = MAX_TOKENS, uses: Collection[str] = SETTINGS) -> 
     )
     display_controls(sidebar)
     url_notices()
+    if not no_sentence:
+        unreadable_character_notice(text, query_text)
     share_link(sidebar, write_url())
+    whole_characters(sidebar)  # last: its empty element adds no gap between two controls
     return ToySettings(
         text=text,
         query_text=query_text,

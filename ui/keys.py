@@ -8,10 +8,7 @@ the key there and clicks Previous or Next instead.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-
-import streamlit as st
+from .page_scripts import add_script
 
 PREVIOUS_KEY = "previous"
 NEXT_KEY = "next"
@@ -44,15 +41,9 @@ STAGE_KEYS_SCRIPT = """
   }, true);
 })();
 """.replace("PREVIOUS_KEY", PREVIOUS_KEY).replace("NEXT_KEY", NEXT_KEY)
-"""The listener. A Content-Security-Policy must allow it by its hash, `script_hash()`."""
-
-
-def script_hash() -> str:
-    """The CSP source that allows exactly this inline script ('sha256-…'; deploy/nginx.conf.template)."""
-    digest = hashlib.sha256(STAGE_KEYS_SCRIPT.encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+"""The listener. A Content-Security-Policy must allow it by its hash, `csp_source(STAGE_KEYS_SCRIPT)`."""
 
 
 def stage_keys() -> None:
     """Install the page's ← / → listener (once per tab; later runs find it installed)."""
-    st.html(f"<script>{STAGE_KEYS_SCRIPT}</script>", unsafe_allow_javascript=True)
+    add_script(STAGE_KEYS_SCRIPT)

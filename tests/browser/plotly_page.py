@@ -34,6 +34,23 @@ def wait_for_app(page, timeout: float = 60_000) -> None:
     page.wait_for_timeout(500)  # let Plotly finish painting
 
 
+def wait_for_row_labels(page, expected: list[str], timeout: float = 30_000) -> None:
+    """Wait until the page's first heatmap has exactly the row labels `expected`."""
+    page.wait_for_function(
+        "(expected) => { const g = document.querySelector('.js-plotly-plot');"
+        " const t = g && (g._fullData || []).find(t => t.type === 'heatmap');"
+        " return t && Array.from(t.y).join('|') === expected.join('|'); }",
+        arg=expected, timeout=timeout,
+    )
+
+
+def closed_connections(page) -> list[str]:
+    """A list that fills with the console's reports of the app's WebSocket closing."""
+    closed: list[str] = []
+    page.on("console", lambda message: "WebSocket onclose" in message.text and closed.append(message.text))
+    return closed
+
+
 def graphs(page) -> list[dict]:
     """Title and heatmap data (x, y labels and z values) of every Plotly graph on the page."""
     return page.evaluate(HEATMAPS_JS)

@@ -4,7 +4,7 @@ WebSocket, whose 16 MB limit closed the connection: the old sentence stayed, une
 
 from __future__ import annotations
 
-from plotly_page import first_heatmap, wait_for_app
+from plotly_page import closed_connections, first_heatmap, wait_for_app, wait_for_row_labels
 
 from attention_core import MAX_TEXT_CHARS, ToySettings, build_toy_trace
 
@@ -20,8 +20,7 @@ PASTE_JS = """
 
 
 def test_a_huge_paste_is_refused_with_the_limit_shown_and_the_session_goes_on(page):
-    closed = []
-    page.on("console", lambda message: "WebSocket onclose" in message.text and closed.append(message.text))
+    closed = closed_connections(page)
     page.goto(page.app_url + "/")
     wait_for_app(page, timeout=90_000)
     box = page.get_by_role("textbox", name="Sentence", exact=True)
@@ -38,12 +37,7 @@ def test_a_huge_paste_is_refused_with_the_limit_shown_and_the_session_goes_on(pa
     box.fill(sentence)
     box.press("Control+Enter")
     expected = build_toy_trace(ToySettings(text=sentence)).query_labels
-    page.wait_for_function(
-        "(expected) => { const g = document.querySelector('.js-plotly-plot');"
-        " const t = g && (g._fullData || []).find(t => t.type === 'heatmap');"
-        " return t && Array.from(t.y).join('|') === expected.join('|'); }",
-        arg=expected, timeout=30_000,
-    )
+    wait_for_row_labels(page, expected)
     assert first_heatmap(page)["y"] == expected
     assert not closed, closed
     assert not page.console_errors, page.console_errors

@@ -168,6 +168,7 @@ def test_the_app_works_in_chromium_under_the_policy_and_cannot_be_framed(proxied
         assert first_heatmap(page)["y"] == build_toy_trace(ToySettings(text=sentence)).query_labels
         violations = [text for text in messages if "Content Security Policy" in text]
         assert not violations, violations
+        assert page.evaluate("() => window.__wholeCharacters === true"), "the text boxes' guard ran"
         assert not [text for text in messages if text.startswith("error")], messages
 
         framing = context.new_page()
