@@ -45,6 +45,11 @@ RUNS = {
         ("page", "control", "median ms", "verdict"),
         "cell             16 Slider",
     ),
+    "browser_profile.py": (
+        ["--apps", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2"],
+        ("app", "scenario", "busy ms", "plotly", "browser"),
+        "floor          dk",
+    ),
     "plotly_margins.py": (
         ["--pages", "masks", "--repeats", "1"],
         ("page", "figures", "redraws", "ratio"),
@@ -56,7 +61,7 @@ RUNS = {
         "step-through rerun after dk moves",
     ),
 }
-NEEDS_BROWSER = {"browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py"}
+NEEDS_BROWSER = {"browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py"}
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
 
