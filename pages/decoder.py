@@ -16,10 +16,11 @@ from attention_core.figures.cell import CellFigureText, cell_locator, dot_produc
 from attention_core.figures.decoder import DecoderFigureText, head_grid, prediction_bars
 from attention_core.lessons.cell import follow_cell
 from ui.cache import decoder_checkpoint, decoder_greedy, decoder_head_scores, decoder_run
-from ui.controls import controls, unreadable_character_notice
+from ui.controls import controls
 from ui.display import figure_style, figure_text, panels, projector_mode
 from ui.first_run import run_through_app
 from ui.language import option_label, t
+from ui.notices import unreadable_character_notice
 from ui.url import DECODER_PROMPT, write_url
 from ui.views import (
     chart,

@@ -10,10 +10,11 @@ from attention_core.real_model import checkpoint
 from attention_core.real_model.forward import run_sentence
 from attention_core.real_model.heads import head_trace, remask_head, shown_positions
 from ui.cache import memo
-from ui.controls import controls, unreadable_character_notice
+from ui.controls import controls
 from ui.display import colour_words, figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import option_label, t
+from ui.notices import unreadable_character_notice
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,

@@ -22,6 +22,7 @@ import unicodedata
 import numpy as np
 import pytest
 from apptest_helpers import APP, ROOT, decode_array, heatmap_traces, plotly_specs
+from installed_models import installed_encoder
 from streamlit import config as streamlit_config
 from streamlit.testing.v1 import AppTest
 
@@ -298,6 +299,14 @@ def test_a_replacement_character_in_a_sentence_is_explained(box, language):
     assert translate("notice.unreadable_character", language) in messages(at)
     clean = open_page(text="the cat sat", cross=True, query_text="a dog ran", lang=language)
     assert translate("notice.unreadable_character", language) not in messages(clean)
+
+
+def test_the_notice_is_said_once_when_two_boxes_hold_the_sign():
+    """The real model's page reads its own sentence box and the sidebar's: one notice, not two."""
+    installed_encoder()
+    at = open_page("real-model", text="tea \ufffd time", rm_text="\ufffd cup")
+    assert_no_exception(at, "two boxes")
+    assert messages(at).count(translate("notice.unreadable_character", "en")) == 1
 
 
 def test_cross_attention_with_hostile_query_sentence():

@@ -34,6 +34,7 @@ import streamlit as st
 from attention_core import MAX_TEXT_CHARS, InputError, ToySettings, ToyTrace, build_toy_trace
 
 from .language import t
+from .notices import notice_once
 
 T = TypeVar("T")
 
@@ -338,7 +339,7 @@ def trace_or_stop(settings: ToySettings) -> ToyTrace:
     """The cached trace for `settings`; on input the user must fix, explain and stop the page."""
     ignored = max(len(settings.text), len(settings.query_text)) - MAX_TEXT_CHARS
     if ignored > 0:  # said first: it may be why the text below is not what the user expects
-        _notice_once(t("notice.characters", limit=MAX_TEXT_CHARS, ignored=ignored))
+        notice_once(t("notice.characters", limit=MAX_TEXT_CHARS, ignored=ignored))
     try:
         with st.spinner(t("working")):
             trace = memo(build_toy_trace, settings)
@@ -346,15 +347,8 @@ def trace_or_stop(settings: ToySettings) -> ToyTrace:
         st.info(t(f"error.{problem.code}", **problem.details))
         st.stop()
     if trace.dropped_tokens:
-        _notice_once(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
+        notice_once(t("notice.truncated", limit=settings.max_tokens, dropped=trace.dropped_tokens))
     return trace
-
-
-def _notice_once(message: str) -> None:
-    shown = st.session_state.setdefault("_notices_shown", set())
-    if message not in shown:
-        shown.add(message)
-        st.warning(message)
 
 
 

@@ -15,6 +15,7 @@ from attention_core import MAX_DIM, MAX_TEXT_CHARS, MAX_TOKENS, MaskSpec, ToySet
 from .display import display_controls
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES
 from .language import option_label, t
+from .notices import start_run, unreadable_character_notice
 from .page_scripts import whole_characters
 from .settings import DEFAULTS, EXAMPLES, MASK_KINDS, PROJECTIONS
 from .url import load_url_once, restore_settings, share_link, url_notices, write_url
@@ -31,16 +32,6 @@ def _load_example() -> None:
 SETTINGS = frozenset({"sentence", "dk", "mask", "padding", "projection", "d_model", "positional", "seed"})
 """The sidebar settings a page may use: "sentence" is the text (with the cross-attention
 queries and the examples), "mask" the mask kind, "padding" the padding positions."""
-
-
-UNREADABLE = "\ufffd"
-"""U+FFFD, what a text box puts in place of half an emoji (`ui.page_scripts.whole_characters`)."""
-
-
-def unreadable_character_notice(*texts: str) -> None:
-    """Say that a text holds U+FFFD, which stands for a character that could not be read."""
-    if any(UNREADABLE in text for text in texts):
-        st.info(t("notice.unreadable_character"), icon=":material/broken_image:")
 
 
 def controls(max_tokens: int = MAX_TOKENS, uses: Collection[str] = SETTINGS) -> ToySettings:
@@ -60,7 +51,7 @@ def controls(max_tokens: int = MAX_TOKENS, uses: Collection[str] = SETTINGS) -> 
     unused = {name: t("control.unused.help") for name in SETTINGS - set(uses)}  # name → help text
     load_url_once()
     restore_settings()
-    st.session_state["_notices_shown"] = set()  # a page may ask for several traces: say each thing once
+    start_run()  # a page may ask for several traces: say each thing once
     sidebar = st.sidebar
     sidebar.segmented_control(
         t("control.language"),
