@@ -256,6 +256,17 @@ def chromium_problem() -> str | None:
     return None
 
 
+def exit_without_chromium() -> None:
+    """Stop the script, saying why, when the browser benchmarks cannot run here."""
+    problem = chromium_problem()
+    if problem:
+        sys.exit(f"cannot run: {problem}")
+
+
+CHROMIUM_LAUNCH = {"executable_path": CHROMIUM, "headless": True, "args": CHROMIUM_ARGS}
+"""Keyword arguments of Playwright's `chromium.launch()`: Debian's Chromium, never a downloaded one."""
+
+
 FIRST_HEATMAP_JS = """
 () => {
     const graph = document.querySelector('.js-plotly-plot');

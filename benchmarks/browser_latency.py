@@ -27,15 +27,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import (
     CHANGED_JS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    CHROMIUM_LAUNCH,
     EXCEPTIONS_JS,
     FIRST_HEATMAP_JS,
     IDLE_JS,
     VIEWPORT,
     StreamlitServer,
     app_token_cap,
-    chromium_problem,
+    exit_without_chromium,
     machine_line,
     sentence,
     slider_locator,
@@ -110,9 +109,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=180, help="seconds one change may take")
     args = parser.parse_args()
-    problem = chromium_problem()
-    if problem:
-        raise SystemExit(f"cannot run: {problem}")
+    exit_without_chromium()
     from playwright.sync_api import sync_playwright
 
     cap = app_token_cap()
@@ -122,7 +119,7 @@ def main() -> None:
     print(f"{'n asked':>7} {'kept':>5} {'rows':>5} {'changes':>7} {'median ms':>9} {'min ms':>7} {'max ms':>7} "
           f"{'× n=16':>6} {'errors':>6}")
     with StreamlitServer() as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         try:
             baseline = None
             for n in sizes:

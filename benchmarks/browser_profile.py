@@ -35,13 +35,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    CHROMIUM_LAUNCH,
     FLOOR_APP,
     IDLE_JS,
     VIEWPORT,
     StreamlitServer,
-    chromium_problem,
+    exit_without_chromium,
     machine_line,
     sentence,
     slider_locator,
@@ -159,8 +158,12 @@ def profile_first_paint(context, url: str, timeout_ms: float) -> dict:
         page.wait_for_function(DRAWN_JS, timeout=timeout_ms)
         page.close()
     page = context.new_page()
-    profile = profiled(page, lambda: (page.goto(url, timeout=timeout_ms),
-                                      page.wait_for_function(DRAWN_JS, timeout=timeout_ms, polling=10)))
+
+    def open_page() -> None:
+        page.goto(url, timeout=timeout_ms)
+        page.wait_for_function(DRAWN_JS, timeout=timeout_ms, polling=10)
+
+    profile = profiled(page, open_page)
     page.close()
     return profile
 
@@ -175,9 +178,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=6, help="longest calls listed per row")
     parser.add_argument("--timeout", type=float, default=180, help="seconds a page may take")
     args = parser.parse_args()
-    problem = chromium_problem()
-    if problem:
-        sys.exit(f"cannot run: {problem}")
+    exit_without_chromium()
     from playwright.sync_api import sync_playwright
 
     print(machine_line())
@@ -186,7 +187,7 @@ def main() -> None:
     timeout_ms = args.timeout * 1000
     rows, calls = [], []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         for name in args.apps:
             app_file, extra = APPS[name]
             server = StreamlitServer(**({"app": app_file} if app_file else {}))

@@ -43,13 +43,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import (
     APP,
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    CHROMIUM_LAUNCH,
     EXCEPTION_TEXTS_JS,
     FLOOR_APP,
     VIEWPORT,
     StreamlitServer,
-    chromium_problem,
+    exit_without_chromium,
     machine_line,
     sentence,
     text_area_locator,
@@ -449,9 +448,7 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true",
                         help="then time benchmarks/floor_app.py's controls the same way (rows 'floor', not counted)")
     args = parser.parse_args()
-    problem = chromium_problem()
-    if problem:
-        raise SystemExit(f"cannot run: {problem}")
+    exit_without_chromium()
     from playwright.sync_api import sync_playwright
 
     caps = page_token_caps()
@@ -490,7 +487,7 @@ def main() -> None:
                 print(f"    ! {text.splitlines()[0][:160]}", flush=True)
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         try:
             with StreamlitServer() as server:
                 warm_up(browser, server.url, args.timeout)

@@ -45,16 +45,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import (
     APP,
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    CHROMIUM_LAUNCH,
     EXCEPTIONS_JS,
     FIRST_HEATMAP_JS,
     FLOOR_APP,
     VIEWPORT,
     StreamlitServer,
-    chromium_problem,
     cpu_seconds,
     descendants,
+    exit_without_chromium,
     machine_line,
     percentile,
     slider_locator,
@@ -220,7 +219,7 @@ async def run_level(users: int, args, app: Path = APP, query: str = "") -> dict:
 
     with StreamlitServer(app=app) as server:
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            browser = await playwright.chromium.launch(**CHROMIUM_LAUNCH)
             try:
                 await warm_up(browser, server.url, args.load_timeout, query)
                 await asyncio.sleep(3)
@@ -270,9 +269,7 @@ def main() -> None:
                         "with the weights printed in its cells (?numbers=1)")
     parser.add_argument("--notes", type=int, default=5, help="error notes printed per run")
     args = parser.parse_args()
-    problem = chromium_problem()
-    if problem:
-        raise SystemExit(f"cannot run: {problem}")
+    exit_without_chromium()
     print(machine_line())
     print(f"{args.duration:.0f} s of changes per session, {args.tokens} tokens per sentence, "
           f"a change slower than {args.timeout:.0f} s is a timeout, {args.load_concurrency} pages load at a time; "

@@ -29,13 +29,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
 from _server import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    CHROMIUM_LAUNCH,
     EXCEPTIONS_JS,
     IDLE_JS,
     VIEWPORT,
     StreamlitServer,
-    chromium_problem,
+    exit_without_chromium,
     machine_line,
 )
 
@@ -101,9 +100,7 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=180.0, help="seconds to watch after the last session closed")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds a link may take to draw")
     args = parser.parse_args()
-    problem = chromium_problem()
-    if problem:
-        sys.exit(f"cannot run: {problem}")
+    exit_without_chromium()
 
     from playwright.sync_api import sync_playwright
 
@@ -111,7 +108,7 @@ def main() -> None:
     print(f"{args.links} links of {args.tokens} tokens (causal mask), {args.concurrency} at a time; "
           f"settle {args.settle:.0f} s")
     with StreamlitServer() as server, Sampler(server) as sampler, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
 
         def new_context():
             return browser.new_context(viewport=VIEWPORT)

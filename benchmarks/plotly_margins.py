@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
-from _server import APP, CHROMIUM, CHROMIUM_ARGS, ROOT, chromium_problem, machine_line, sentence
+from _server import APP, CHROMIUM_LAUNCH, ROOT, exit_without_chromium, machine_line, sentence
 from server_rerun import quiet_bare_mode_warnings
 
 NARROW = {"l": 10, "r": 10, "b": 10}
@@ -102,9 +102,7 @@ def main() -> None:
     parser.add_argument("--pages", nargs="+", choices=list(VIEWS), default=list(VIEWS))
     parser.add_argument("--repeats", type=int, default=9, help="rounds per figure (each: a paint and two changes)")
     args = parser.parse_args()
-    problem = chromium_problem()
-    if problem:
-        sys.exit(problem)
+    exit_without_chromium()
     quiet_bare_mode_warnings()
     import plotly
     from playwright.sync_api import sync_playwright
@@ -112,7 +110,7 @@ def main() -> None:
     plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     print(machine_line())
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         tab = browser.new_page(viewport={"width": 1280, "height": 900})
         tab.set_content("<div id='graph' style='width: 900px'></div>")
         tab.add_script_tag(path=str(plotly_js))
