@@ -4,13 +4,14 @@ Nothing here lists a widget by hand. A page is run in AppTest, its widgets are r
 the element tree, and each one yields *moves*: a slider or number input at its minimum and
 maximum, every option of a select box, radio, segmented control, pills or select slider,
 a few subsets of a multiselect, each toggle flipped, each button clicked, each text box
-emptied or cut to one word. A *scenario* is a fresh AppTest that opens the page (optionally
+emptied or cut to one word, each tab of a tab group that reruns the page opened (the
+zoom tab of a large matrix holds sliders of its own). A *scenario* is a fresh AppTest that opens the page (optionally
 through a link carrying URL settings) and makes some moves, one rerun each.
 
 `explore(page)` walks the states breadth first: every move alone; every numeric extreme
 paired with every option of every picker; and whenever a scenario shows a widget not seen
-before (a zoom slider that appears at dk = 512, the padding picker that appears with the
-padding mask, a cell picker whose options changed with the sentence), that widget's moves
+before (a zoom tab that appears at dk = 512 and the sliders inside it, the padding picker
+that appears with the padding mask, a cell picker whose options changed with the sentence), that widget's moves
 are tried from that state, up to `MAX_DEPTH` moves.
 
 Each scenario must end with no exception, no `st.error`, and, on a page that draws a chart
@@ -34,8 +35,9 @@ from apptest_helpers import APP
 from streamlit import config as streamlit_config
 from streamlit.proto.ButtonGroup_pb2 import ButtonGroup as ButtonGroupProto
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.state.common import user_key_from_element_id
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.element_tree import Widget
+from streamlit.testing.v1.element_tree import Block, Widget
 
 MAX_DEPTH = 3
 """Longest chain of moves a walk makes (a move, a widget it revealed, one more it revealed)."""
@@ -63,7 +65,7 @@ class Move:
     """One thing a user does to one widget (found by its key)."""
 
     key: str
-    kind: str  # "number" | "labels" | "label" | "toggle" | "click" | "text"
+    kind: str  # "number" | "labels" | "label" | "toggle" | "click" | "text" | "tab"
     value: Any
 
     def __str__(self) -> str:
@@ -95,19 +97,38 @@ class Outcome:
     at: AppTest | None = None
 
 
-def widgets(at: AppTest) -> list[Widget]:
-    """Every widget on the current page (sidebar and main), in page order."""
-    return [node for node in at._tree if isinstance(node, Widget)]
+@dataclass(frozen=True)
+class TabGroup:
+    """An `st.tabs` group with a key, which reruns the page when a tab is clicked: a control
+    like a widget (only its open tab is drawn), though AppTest lists it as a block."""
+
+    key: str
+    options: tuple[str, ...]
+    type: str = "tabs"
+    disabled: bool = False
 
 
-def find_widget(at: AppTest, key: str) -> Widget | None:
+def widgets(at: AppTest) -> list[Widget | TabGroup]:
+    """Every widget and tab group on the current page (sidebar and main), in page order."""
+    found = []
+    for node in at._tree:
+        if isinstance(node, Widget):
+            found.append(node)
+        elif isinstance(node, Block) and node.type == "tab_container":
+            key = user_key_from_element_id(node.proto.tab_container.id)
+            if key:
+                found.append(TabGroup(key, tuple(tab.label for tab in node.children.values())))
+    return found
+
+
+def find_widget(at: AppTest, key: str) -> Widget | TabGroup | None:
     for widget in widgets(at):
         if widget.key == key:
             return widget
     return None
 
 
-def signature(widget: Widget) -> tuple:
+def signature(widget: Widget | TabGroup) -> tuple:
     """What a widget offers: a widget whose signature changed offers new moves."""
     if widget.type in ("slider", "number_input"):
         return (widget.type, widget.proto.min, widget.proto.max)
@@ -120,11 +141,13 @@ def _spread(options: list[str]) -> list[str]:
     return [options[0], options[len(options) // 2], options[-1]]
 
 
-def moves_of(widget: Widget) -> list[Move]:
+def moves_of(widget: Widget | TabGroup) -> list[Move]:
     """What a user can do to `widget`, at its extremes."""
     if widget.key is None or widget.disabled:
         return []
     key, kind = widget.key, widget.type
+    if kind == "tabs":
+        return [Move(key, "tab", label) for label in widget.options[1:]]  # the first is open already
     if kind == "slider":
         cast = int if widget.proto.data_type == widget.proto.INT else float
         low, high = cast(widget.min), cast(widget.max)
@@ -180,7 +203,11 @@ def apply(at: AppTest, move: Move) -> bool:
     widget = find_widget(at, move.key)
     if widget is None or widget.disabled:
         return False
-    if move.kind == "label":
+    if move.kind == "tab":
+        if move.value not in widget.options:
+            return False
+        at.session_state[move.key] = move.value  # what a click on the tab sets
+    elif move.kind == "label":
         if move.value not in widget.options:
             return False
         state = WidgetState()

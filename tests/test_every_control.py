@@ -35,6 +35,7 @@ from attention_core.figures.matrices import matrix_heatmap
 from attention_core.lessons.quiz import MAX_ASKED_ROWS
 from ui.i18n import translate
 from ui.settings import DEFAULTS
+from ui.views import ZOOM_SIDE
 
 PAIRS_PER_PAGE = 15
 """Extreme × picker pairs (and moves on revealed widgets) run per page in CI, chosen with SEED."""
@@ -60,10 +61,12 @@ def _report(failures) -> str:
     return "\n".join(lines)
 
 
-# The crash that started issue 9: dk = 512 on a stage drawing Q or K (2 × 512 wide, ≤ 24 rows).
+# The crash that started issue 9: dk = 512 on a stage drawing Q or K (2 × 512 wide, ≤ 24 rows),
+# whose zoom window then slides across only.
+ZOOM_TAB = translate("tab.zoom", "en", side=ZOOM_SIDE)
 ZOOM_CRASH = Scenario(
     "pages/step.py",
-    (Move("dk", "number", MAX_DIM), Move("stage", "labels", ("2 · Q, K, V",))),
+    (Move("dk", "number", MAX_DIM), Move("stage", "labels", ("2 · Q, K, V",)), Move("step-qkv-q-tab", "tab", ZOOM_TAB)),
 )
 
 
@@ -90,6 +93,19 @@ def test_the_walk_finds_widgets_from_the_running_app():
     assert [move.value for move in moves_of(found["dk"])] == [1, MAX_DIM]
     assert len(moves_of(found["stage"])) == len(found["stage"].options) >= 7
     assert ZOOM_CRASH.moves[1].value[0] in found["stage"].options, "the stage label the crash test sends is shown"
+
+
+def test_the_walk_opens_tabs_and_reaches_the_controls_inside_them():
+    """A large matrix's zoom sliders sit in a tab drawn only when open: the walk clicks tabs too."""
+    outcome = run_scenario(ZOOM_CRASH)
+    assert not outcome.problems and not outcome.skipped, (outcome.problems, outcome.skipped)
+    found = {widget.key: widget for widget in widgets(outcome.at)}
+    assert ZOOM_TAB in found["step-qkv-q-tab"].options
+    assert "step-qkv-q-zoom-column" in found, "the zoom window's slider, inside the opened tab"
+    assert "step-qkv-q-zoom-row" not in found, "Q has 11 rows: its window does not slide down"
+    start = run_scenario(Scenario("pages/step.py")).at
+    tabs = [widget for widget in widgets(start) if widget.type == "tabs"]
+    assert tabs and all(moves_of(group) for group in tabs), "every tab group of the first view is walked"
 
 
 def test_each_walk_opens_the_page_it_names():

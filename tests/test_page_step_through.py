@@ -165,25 +165,51 @@ def test_too_many_tokens_are_cut_with_a_notice():
     assert drawn.shape[0] == -(-MAX_TOKENS // (-(-MAX_TOKENS // MAX_DRAWN_SIDE)))  # rows drawn in blocks
 
 
+ZOOM_TAB = "Zoom: 24 × 24 cells"
+
+
 def test_a_long_sentence_is_drawn_in_blocks_with_an_exact_zoom_window():
-    """2048 tokens: weights drawn as block maxima, a zoom window shows exact cells."""
+    """2048 tokens: weights drawn as block maxima; the zoom tab shows exact cells."""
     text = " ".join(f"w{i % 700}" for i in range(MAX_TOKENS))
     at = _at_stage("weights", text=text, mask_kind="causal")
     expected = build_toy_trace(ToySettings(text=text, mask=MaskSpec(causal=True))).attention
     assert expected.weights.dtype == np.float32, "long inputs are computed in float32"
-    specs = plotly_specs(at)
-    overview, zoom = heatmap_z(specs[0]), heatmap_z(specs[1])
+    [blocks] = plotly_specs(at)
+    overview = heatmap_z(blocks)
     block = -(-MAX_TOKENS // MAX_DRAWN_SIDE)
     assert overview.shape == (-(-MAX_TOKENS // block),) * 2
     # block maximum of the weights, gaps where a whole block is masked
     np.testing.assert_allclose(overview[1, 0], expected.weights[block : 2 * block, :block].max(), rtol=1e-6)
     assert np.isnan(overview[0, 1])
-    assert "largest weight" in specs[0]["layout"]["title"]["text"]
-    np.testing.assert_allclose(np.nan_to_num(zoom), np.where(expected.mask, expected.weights, 0)[:24, :24], rtol=1e-6)
+    assert "largest weight" in blocks["layout"]["title"]["text"]
+    assert any("Zoom tab" in caption.value for caption in at.caption), "the heatmap says where exact cells are"
+    at.session_state["step-weights-weights-tab"] = ZOOM_TAB  # what a click on the tab sets
+    at.run()
+    [zoom] = plotly_specs(at)
+    np.testing.assert_allclose(np.nan_to_num(heatmap_z(zoom)), np.where(expected.mask, expected.weights, 0)[:24, :24])
     at.slider(key="step-weights-weights-zoom-row").set_value(1000).run()
-    zoom = heatmap_z(plotly_specs(at)[1])
+    zoom = heatmap_z(plotly_specs(at)[0])
     np.testing.assert_allclose(np.nan_to_num(zoom), np.where(expected.mask, expected.weights, 0)[1000:1024, :24])
     assert sum(len(chart.proto.spec) for chart in at.get("plotly_chart")) < 2_000_000, "payload under 2 MB"
+
+
+@pytest.mark.parametrize("view", ["steps", "overview"])
+def test_a_large_matrix_sends_one_figure_until_its_zoom_tab_is_opened(view):
+    """Every figure costs the browser about 0.1 s to draw, whatever its size: a stage of three
+    2,048-token matrices draws three, not six, and the overview one per matrix."""
+    text = " ".join(f"w{i}" for i in range(MAX_TOKENS))
+    at = run_app(stage="qkv", view=view, text=text)
+    assert not at.exception
+    matrices = [name for stage in STAGES for name in stage.matrices_for(False)]
+    shown = matrices if view == "overview" else STAGES[1].matrices_for(False)
+    assert len(plotly_specs(at)) == len(shown)
+    assert not [slider for slider in at.slider if slider.key and slider.key.endswith("-zoom-row")], "no zoom sliders"
+
+
+def test_a_small_matrix_has_no_zoom_tab():
+    at = _at_stage("weights")
+    assert [tab.label for tab in at.tabs][:2] == ["Heatmap", "Table"]
+    assert not any(tab.label.startswith("Zoom") for tab in at.tabs)
 
 
 def test_projector_mode_enlarges_type_and_gaps_and_the_palette_changes_colours():
@@ -271,9 +297,11 @@ def test_an_open_table_tab_survives_a_language_switch():
     assert at.dataframe or _spec_of(at, "weights")
 
 
-def test_the_table_of_a_long_matrix_shows_the_zoom_window_chosen_under_the_heatmap():
+def test_the_table_of_a_long_matrix_shows_the_window_chosen_in_the_zoom_tab():
     settings = ToySettings(text=" ".join(f"w{i}" for i in range(300)))
     at = run_app(stage="weights", text=settings.text)
+    at.session_state["step-weights-weights-tab"] = ZOOM_TAB
+    at.run()
     at.slider(key="step-weights-weights-zoom-row").set_value(100).run()
     at.session_state["step-weights-weights-tab"] = "Table"
     at.run()

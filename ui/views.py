@@ -106,17 +106,20 @@ def matrix_view(
     `square`: in projector mode, square cells sized for the type instead of a height that fits
     the screen (for pages where the matrix need not share the first screen).
 
-    A large matrix gets a zoom window under its heatmap (and in its table) showing a chosen
-    region's exact values; beyond MAX_DRAWN_SIDE the heatmap itself is drawn in blocks.
-    Only the open tab is built and sent: a change of settings repaints the heatmap alone, and
-    the table is made when its tab is clicked.
+    A large matrix gets a third tab, a zoom window showing a chosen region's cells exactly
+    (the table tab shows the same window); beyond MAX_DRAWN_SIDE the heatmap itself is drawn
+    in blocks. Only the open tab is built and sent: a change of settings repaints one figure,
+    and a stage or the overview draws one figure per matrix (each costs the browser about a
+    tenth of a second, whatever its size: benchmarks/README.md).
     """
     values = trace.matrix(name)
     large = max(values.shape) > TABLE_FULL_SIDE
-    heatmap_tab, table_tab = st.tabs([t("tab.heatmap"), t("tab.table")], key=f"{key}-{name}-tab", on_change="rerun")
+    labels = [t("tab.heatmap"), *([t("tab.zoom", side=ZOOM_SIDE)] if large else []), t("tab.table")]
+    tabs = st.tabs(labels, key=f"{key}-{name}-tab", on_change="rerun")
+    heatmap_tab, zoom_tab, table_tab = tabs[0], tabs[1] if large else None, tabs[-1]
+    text, style = figure_text(), figure_style()
     if heatmap_tab.open:
         with heatmap_tab:
-            text, style = figure_text(), figure_style()
             narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
             figure = heatmap(
                 trace, name, text=text, style=style, show_numbers=False if narrow or large else None,
@@ -126,11 +129,14 @@ def matrix_view(
                 figure = restyle(figure, style)
             draw(figure, key=f"{key}-{name}")
             if large:
-                window = _zoom_window(values.shape, key=f"{key}-{name}")
-                zoomed = heatmap(
-                    trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
-                )
-                draw(zoomed, key=f"{key}-{name}-zoom")
+                st.caption(t("zoom.hint"))
+    if zoom_tab is not None and zoom_tab.open:
+        with zoom_tab:
+            window = _zoom_window(values.shape, key=f"{key}-{name}")
+            zoomed = heatmap(
+                trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
+            )
+            draw(zoomed, key=f"{key}-{name}-zoom")
     if table_tab.open:
         with table_tab:
             window = None
