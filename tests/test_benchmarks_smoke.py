@@ -50,6 +50,11 @@ RUNS = {
         ("app", "scenario", "busy ms", "plotly", "browser"),
         "floor          dk",
     ),
+    "figure_cost.py": (
+        ["--sizes", "16", "--counts", "1", "2", "--mounts", "1"],
+        ("n", "figures", "median ms", "per figure"),
+        "   16 per extra figure (1 → 2)",
+    ),
     "plotly_margins.py": (
         ["--pages", "masks", "--repeats", "1"],
         ("page", "figures", "redraws", "ratio"),
@@ -61,7 +66,10 @@ RUNS = {
         "step-through rerun after dk moves",
     ),
 }
-NEEDS_BROWSER = {"browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py"}
+NEEDS_BROWSER = {
+    "browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py",
+    "figure_cost.py",
+}
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
 

@@ -109,8 +109,8 @@ def matrix_view(
     A large matrix gets a third tab, a zoom window showing a chosen region's cells exactly
     (the table tab shows the same window); beyond MAX_DRAWN_SIDE the heatmap itself is drawn
     in blocks. Only the open tab is built and sent: a change of settings repaints one figure,
-    and a stage or the overview draws one figure per matrix (each costs the browser about a
-    tenth of a second, whatever its size: benchmarks/README.md).
+    and a stage or the overview draws one figure per matrix (each one costs the browser
+    0.1–0.15 s to mount, whatever its size: `benchmarks/figure_cost.py`).
     """
     values = trace.matrix(name)
     large = max(values.shape) > TABLE_FULL_SIDE
