@@ -114,6 +114,20 @@ def test_huge_inputs_raise_or_stay_finite(inputs):
     _check(trace, mask)
 
 
+@pytest.mark.parametrize("dk", [64, 1024])
+def test_an_overflow_is_found_when_there_are_fewer_scores_than_inputs(dk):
+    """One query against two long keys (as the √dk lesson samples them): the scores are read,
+    not bounded, and an overflow still says so. Each product is 1e20 · 1e20 · dk / √dk, far
+    beyond float32's 3.4e38; the same inputs scaled down by 1e10 stay finite."""
+    q = np.full((1, dk), 1e20, dtype=np.float32)  # (1, dk)
+    k = np.full((2, dk), 1e20, dtype=np.float32)  # (2, dk): 2 scores from 3 · dk inputs
+    v = np.ones((2, 1), dtype=np.float32)
+    with pytest.raises(ValueError, match="overflowed float32"):
+        scaled_dot_product_attention(q, k, v)
+    trace = scaled_dot_product_attention(q / 1e10, k / 1e10, v)
+    np.testing.assert_allclose(trace.weights, [[0.5, 0.5]])
+
+
 @settings(max_examples=50, deadline=None)
 @given(
     hnp.arrays(np.float64, (3, 4), elements=st.floats(-1e6, 1e6)),
