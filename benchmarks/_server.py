@@ -24,6 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 FLOOR_APP = ROOT / "benchmarks" / "floor_app.py"
 """One heatmap under the app's dk slider and sentence box: the floor the app is compared with."""
+FIGURES_APP = ROOT / "benchmarks" / "figures_app.py"
+"""Copies of the app's heatmap under one box, for `figure_cost.py`."""
+DRAW_LABEL = "Draw"
+"""The box of figures_app.py that mounts its figures."""
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

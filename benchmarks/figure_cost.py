@@ -21,11 +21,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run from anywhere without installing
-from _server import CHROMIUM_LAUNCH, IDLE_JS, ROOT, VIEWPORT, StreamlitServer, exit_without_chromium, machine_line
+from _server import (
+    CHROMIUM_LAUNCH,
+    DRAW_LABEL,
+    FIGURES_APP,
+    IDLE_JS,
+    VIEWPORT,
+    StreamlitServer,
+    exit_without_chromium,
+    machine_line,
+)
 
-FIGURES_APP = ROOT / "benchmarks" / "figures_app.py"
-DRAW_LABEL = "Draw"
-"""The box of figures_app.py that mounts the figures."""
 QUIET_MS = 500
 """A mount is over once the DOM has not changed for this long."""
 LAST_CHANGE_JS = f"""() => new Promise(done => {{
