@@ -195,7 +195,7 @@ def test_a_long_sentence_is_drawn_in_blocks_with_an_exact_zoom_window():
 
 @pytest.mark.parametrize("view", ["steps", "overview"])
 def test_a_large_matrix_sends_one_figure_until_its_zoom_tab_is_opened(view):
-    """Every figure costs the browser 0.1–0.15 s to draw, whatever its size: a stage of three
+    """Every figure costs the browser about 0.05 s to draw, whatever its size: a stage of three
     2,048-token matrices draws three, not six, and the overview one per matrix."""
     text = " ".join(f"w{i}" for i in range(MAX_TOKENS))
     at = run_app(stage="qkv", view=view, text=text)

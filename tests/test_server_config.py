@@ -33,6 +33,7 @@ EXPECTED = {
     "server.enableStaticServing": False,
     "client.showErrorLinks": "false",
     "browser.serverAddress": "localhost",
+    "theme.base": "light",  # the charts' own look is light (attention_core/figures/look.py)
 }
 
 

@@ -3,12 +3,15 @@ a trained model's page says when its checkpoint is missing or broken."""
 
 from __future__ import annotations
 
+import base64
 import logging
 import math
+import re
 from collections.abc import Collection
 from typing import NoReturn
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from attention_core import ToyTrace, build_toy_trace
@@ -22,6 +25,7 @@ from attention_core.export import (
     text_export_fits,
 )
 from attention_core.figures import MAX_DRAWN_SIDE, heatmap, reserve_label_room, restyle, standalone_html
+from attention_core.figures.look import with_app_look
 from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
@@ -74,10 +78,78 @@ def chart(figure, key: str, **options) -> None:
 
 
 def draw(figure, key: str, **options) -> None:
-    """Send a figure built in the display style as it is, with margins that fit its labels
-    (Plotly would otherwise draw it twice: `reserve_label_room`)."""
+    """Send a figure built in the display style, ready to be drawn once in the browser.
+
+    Its margins fit its labels (`reserve_label_room`), and it carries the app's look itself
+    (`with_app_look`) instead of Streamlit's chart theme. Streamlit's chart hands plotly.js a
+    second copy of every figure right after the first drawing; plotly.js redraws the whole
+    figure if that copy holds a new template, typed arrays, or arrays without a
+    `datarevision` (`browser_ready`). Without them the second pass costs next to nothing.
+    """
     config = {"displaylogo": False, **options.pop("config", {})}
-    st.plotly_chart(reserve_label_room(figure), key=key, config=config, **options)
+    spec = browser_ready(with_app_look(reserve_label_room(figure).to_dict()))
+    # built unvalidated: every part of `spec` comes from a figure Plotly has already validated
+    ready = go.Figure(spec, _validate=False)
+    ready.layout.template = None  # a new Figure takes the default template: none here
+    st.plotly_chart(ready, key=key, config=config, theme=None, **options)
+
+
+MAX_LISTED_NUMBERS = 4096
+"""Numeric arrays up to this size go to the browser as JSON lists; larger ones stay typed
+arrays (base64), which are several times smaller but make plotly.js redraw the figure once
+more when it first appears."""
+
+
+def browser_ready(spec: dict) -> dict:
+    """`spec` with its small typed arrays as lists and a fixed `datarevision`.
+
+    plotly.js compares a figure with the copy it is handed next: a typed array always counts
+    as changed, and so does a list that is a new object unless the layout has a
+    `datarevision`. A chart's figure never changes while it is shown (a new figure is a new
+    chart), so one fixed revision is true. Returns a new dict; the numbers are the same.
+    """
+    traces = [_listed(trace) for trace in spec["data"]]
+    layout = {**_listed(spec["layout"]), "datarevision": 0}
+    for name, axis in layout.items():
+        if AXIS_NAME.match(name) and isinstance(axis, dict) and axis.get("autorange") == "reversed":
+            count = _category_count(traces, name)
+            if axis.get("type") == "category" and count:
+                layout[name] = {**axis, "autorange": False, "range": [count - 0.5, -0.5]}
+    return {**spec, "data": traces, "layout": layout}
+
+
+AXIS_NAME = re.compile(r"([xy])axis(\d*)$")
+
+
+def _category_count(traces: list[dict], axis_name: str) -> int:
+    """How many categories the traces drawn on `axis_name` ("yaxis2") put on it.
+
+    A reversed category axis is given its range outright, the one autorange would find:
+    plotly.js writes the range it found back into the figure, and the copy it is handed
+    next then differs from the first and is drawn again."""
+    letter, number = AXIS_NAME.match(axis_name).groups()
+    reference = letter + (number if number not in ("", "1") else "")
+    categories: dict = {}
+    for trace in traces:
+        if (trace.get(f"{letter}axis") or letter) == reference and isinstance(trace.get(letter), list):
+            categories.update(dict.fromkeys(trace[letter]))
+    return len(categories)
+
+
+def _listed(value):
+    """`value` with every typed array of at most MAX_LISTED_NUMBERS numbers as a nested list."""
+    if isinstance(value, dict):
+        if "bdata" in value and "dtype" in value:
+            array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+            if array.size > MAX_LISTED_NUMBERS:
+                return value
+            if "shape" in value:
+                array = array.reshape([int(size) for size in str(value["shape"]).split(",")])
+            return array.tolist()
+        return {key: _listed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_listed(item) for item in value]
+    return value
 
 
 NARROW_PANEL_COLUMNS = 6
@@ -110,7 +182,7 @@ def matrix_view(
     (the table tab shows the same window); beyond MAX_DRAWN_SIDE the heatmap itself is drawn
     in blocks. Only the open tab is built and sent: a change of settings repaints one figure,
     and a stage or the overview draws one figure per matrix (each one costs the browser
-    0.1–0.15 s to mount, whatever its size: `benchmarks/figure_cost.py`).
+    about 0.05 s to mount, whatever its size: `benchmarks/figure_cost.py`).
     """
     values = trace.matrix(name)
     large = max(values.shape) > TABLE_FULL_SIDE
