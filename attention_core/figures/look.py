@@ -131,7 +131,12 @@ def with_app_look(spec: dict) -> dict:
         elif _COLORAXIS_NAME.match(name) and isinstance(value, dict):
             layout[name] = _under(COLORAXIS_LOOK, value)
     traces = [_under(TRACE_LOOK.get(trace.get("type", "scatter"), {}), trace) for trace in spec.get("data", [])]
-    return {**spec, "data": traces, "layout": _under(LAYOUT_LOOK, layout)}
+    look = LAYOUT_LOOK
+    font_size = (layout.get("font") or {}).get("size")
+    if font_size and font_size > LAYOUT_LOOK["font"]["size"]:  # larger type (projector): a title to match
+        title = {**look["title"], "font": {**look["title"]["font"], "size": round(1.4 * font_size)}}
+        look = {**look, "title": title}
+    return {**spec, "data": traces, "layout": _under(look, layout)}
 
 
 def in_app_look(figure: go.Figure) -> go.Figure:
