@@ -24,6 +24,8 @@ import re
 
 import plotly.graph_objects as go
 
+from .matrices import deep_merged
+
 FONT_FAMILY = '"Source Sans", sans-serif'
 """The app's own typeface (Streamlit loads it with the page)."""
 TEXT = "#808495"
@@ -95,15 +97,8 @@ _COLORAXIS_NAME = re.compile(r"coloraxis\d*$")
 
 
 def _under(defaults: dict, explicit: dict) -> dict:
-    """`explicit` with `defaults` filled in where it has no value; nested dicts merged, lists
-    and other values taken whole."""
-    merged = copy.deepcopy(defaults)
-    for key, value in explicit.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _under(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+    """`explicit` with (a copy of) `defaults` filled in where it has no value."""
+    return deep_merged(copy.deepcopy(defaults), explicit)
 
 
 def with_app_look(spec: dict) -> dict:
