@@ -4,7 +4,8 @@
 
 A sidebar text area and dk slider with the app's labels, and one Plotly heatmap of plain
 attention weights for the sentence's tokens (one row per token, labelled `position:token`),
-nothing else: no shared controls, no cache, no other chart. `many_users.py --floor` serves
+nothing else: no shared controls, no cache, no other chart, and the chart drawn once (no
+theme, no template), as the app draws its charts. `many_users.py --floor` serves
 it with the same sessions and the same changes as the app, in the same run, so that the
 app's latencies can be read as a multiple of what Streamlit, Plotly and the browsers cost
 on this machine at that moment. `control_latency.py --floor` times its two controls too,
@@ -25,11 +26,13 @@ TEXT_LABEL = "Sentence"
 DK_LABEL = "dk: size of each query and key vector"
 DEFAULT_TEXT = "the cat sat on the mat"
 MAX_CELLS_WITH_NUMBERS = 400
+MAX_LISTED_NUMBERS = 4096  # as in the app (ui.views): larger arrays go as base64, as Plotly sends them
+# As in the app (attention_core.figures.matrices), which this file does not import: beyond
+# MAX_DRAWN_SIDE tokens the weights are drawn in blocks, each the largest weight in it, as the
+# app draws them (4 million cells would be about 56 MB of JSON, over the server's message limit:
+# Streamlit would show its error box instead of a heatmap). A comment, not a string: Streamlit
+# would print a bare string on the page.
 MAX_DRAWN_SIDE = 200
-"""As in the app (attention_core.figures.matrices), which this file does not import: beyond
-MAX_DRAWN_SIDE tokens the weights are drawn in blocks, each the largest weight in it, as the
-app draws them (4 million cells would be about 56 MB of JSON, over the server's message limit:
-Streamlit would show its error box instead of a heatmap)."""
 
 
 def embeddings(tokens: list[str], dk: int) -> np.ndarray:
@@ -54,7 +57,13 @@ if block > 1:  # every block of block × block weights drawn as one cell, its la
     weights = padded.reshape(blocks, block, blocks, block).max(axis=(1, 3))  # (blocks, blocks)
     labels = [f"{start}–{min(start + block, len(tokens)) - 1}" for start in range(0, len(tokens), block)]
 numbers = st.query_params.get("numbers") == "1" and weights.size <= MAX_CELLS_WITH_NUMBERS
-figure = go.Figure(go.Heatmap(z=weights, x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis",
-                              texttemplate="%{z:.2f}" if numbers else None))
-figure.update_yaxes(autorange="reversed")
-st.plotly_chart(figure, key="weights")
+# Drawn once, as the app draws its charts (ui.views.draw): no Streamlit theme or template, the
+# weights as a list and a fixed datarevision, and the reversed axis's range given outright.
+# Otherwise Streamlit's chart hands plotly.js a copy that it computes and draws a second time.
+figure = go.Figure(
+    go.Heatmap(z=weights.tolist() if weights.size <= MAX_LISTED_NUMBERS else weights, x=labels, y=labels,
+               zmin=0, zmax=1, colorscale="Viridis", texttemplate="%{z:.2f}" if numbers else None),
+    layout={"datarevision": 0, "yaxis": {"autorange": False, "range": [len(labels) - 0.5, -0.5]}},
+)
+figure.layout.template = None
+st.plotly_chart(figure, key="weights", theme=None)

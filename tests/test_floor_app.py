@@ -4,6 +4,10 @@ time, as the app does, so that the app's times can be read against it.
 At 2,048 tokens it once sent every one of the 4 million weights: 56 MB of JSON, over the
 server's message limit, so Streamlit showed its error box and the "floor" times were the
 time to draw that box.
+
+It also draws its chart as the app does (ui.views.draw), and prints nothing else: a bare string
+in its source once put a paragraph on its page, and its chart, sent with Streamlit's theme, was
+computed twice by plotly.js.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 from test_hostile_input import MAX_CHART_PAYLOAD
 
 from attention_core.figures import matrices
+from ui import views
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR_APP = ROOT / "benchmarks" / "floor_app.py"
@@ -46,6 +51,22 @@ def _weights_heatmap(tokens: int) -> dict:
 def test_the_floor_app_draws_as_many_cells_as_the_app_at_most():
     assert _floor_constant("MAX_DRAWN_SIDE") == matrices.MAX_DRAWN_SIDE
     assert _floor_constant("MAX_CELLS_WITH_NUMBERS") == matrices.MAX_CELLS_WITH_NUMBERS
+    assert _floor_constant("MAX_LISTED_NUMBERS") == views.MAX_LISTED_NUMBERS
+
+
+def test_the_floor_app_shows_its_controls_and_one_chart_sent_as_the_app_sends_charts():
+    at = AppTest.from_file(str(FLOOR_APP), default_timeout=60)
+    at.query_params["numbers"] = "1"
+    at.run()
+    assert not at.exception
+    assert not at.main.markdown and not at.sidebar.markdown  # nothing but the chart and the controls
+    (chart,) = at.get("plotly_chart")
+    assert chart.proto.theme == ""  # theme=None: the browser is not handed a themed copy
+    spec = json.loads(chart.proto.spec)
+    assert spec["layout"]["datarevision"] == 0 and "template" not in spec["layout"]
+    (heat,) = [trace for trace in spec["data"] if trace["type"] == "heatmap"]
+    assert isinstance(heat["z"], list) and heat["texttemplate"]  # a small matrix as a list, its numbers printed
+    assert spec["layout"]["yaxis"]["range"] == [len(heat["y"]) - 0.5, -0.5]
 
 
 def test_a_long_sentence_is_drawn_in_blocks_within_the_message_limit():
