@@ -58,8 +58,9 @@ if block > 1:  # every block of block × block weights drawn as one cell, its la
     labels = [f"{start}–{min(start + block, len(tokens)) - 1}" for start in range(0, len(tokens), block)]
 numbers = st.query_params.get("numbers") == "1" and weights.size <= MAX_CELLS_WITH_NUMBERS
 # Drawn once, as the app draws its charts (ui.views.draw): no Streamlit theme or template, the
-# weights as a list and a fixed datarevision, and the reversed axis's range given outright.
-# Otherwise Streamlit's chart hands plotly.js a copy that it computes and draws a second time.
+# weights as a list (up to MAX_LISTED_NUMBERS), a fixed datarevision, and the reversed axis's
+# range given outright. Otherwise Streamlit's chart hands plotly.js a copy that it computes and
+# draws a second time.
 figure = go.Figure(
     go.Heatmap(z=weights.tolist() if weights.size <= MAX_LISTED_NUMBERS else weights, x=labels, y=labels,
                zmin=0, zmax=1, colorscale="Viridis", texttemplate="%{z:.2f}" if numbers else None),
