@@ -240,6 +240,15 @@ def _resolve(name: str, source: str, package, default: int) -> int:
     return value if isinstance(value, int) else default
 
 
+def opened(page, url: str, timeout_ms: float) -> float:
+    """Open `url` in `page` and wait for its first run to settle; seconds from the start of the
+    navigation (performance.now()'s zero) to the run's last DOM change: the first paint."""
+    page.goto(url, timeout=timeout_ms)
+    page.wait_for_function("() => window.__finished > 0", timeout=timeout_ms, polling=50)
+    page.wait_for_function(SETTLED_JS, arg=[0, QUIET_MS], timeout=timeout_ms, polling=20)
+    return page.evaluate("() => window.__lastMutation") / 1000
+
+
 class Page:
     """One browser tab on one app page, with the sentence typed in."""
 
@@ -255,11 +264,9 @@ class Page:
         self.open()
 
     def open(self) -> None:
-        self.page.goto(self.url, timeout=self.timeout_ms)
-        self.page.wait_for_function("() => window.__finished > 0", timeout=self.timeout_ms, polling=50)
-        self.settle(0)
-        if self.first_paint is None:  # performance.now() counts from the start of the navigation
-            self.first_paint = self.page.evaluate("() => window.__lastMutation") / 1000
+        painted = opened(self.page, self.url, self.timeout_ms)
+        if self.first_paint is None:
+            self.first_paint = painted
         if self.page.locator('[role="dialog"]').count():  # e.g. a first visit's "Page not found" notice
             self.page.keyboard.press("Escape")
             self.page.wait_for_timeout(QUIET_MS)
@@ -371,14 +378,11 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
 
 
 def revisit_paint(context, url: str, timeout_ms: float) -> float:
-    """Seconds from navigation start to the last DOM change of the first run, in a new tab of
-    `context`: a new session, with whatever the browser cached when the page was first opened."""
+    """`opened` in a new tab of `context`: a new session, with whatever the browser cached when
+    the page was first opened."""
     page = context.new_page()
     try:
-        page.goto(url, timeout=timeout_ms)
-        page.wait_for_function("() => window.__finished > 0", timeout=timeout_ms, polling=50)
-        page.wait_for_function(SETTLED_JS, arg=[0, QUIET_MS], timeout=timeout_ms, polling=20)
-        return page.evaluate("() => window.__lastMutation") / 1000
+        return opened(page, url, timeout_ms)
     finally:
         page.close()
 

@@ -160,6 +160,10 @@ def rerun_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
     return lines
 
 
+PAINT_KINDS = ("first paint", "revisit paint")
+"""control_latency.py's rows of a page's openings (nothing cached, scripts cached), not controls."""
+
+
 def control_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
     text = texts.get("control_latency", "")
     rows = re.findall(r"^(\S+)\s+(\d+) (.{14}) (.{40}) (sidebar|page)\s+(\d+)\s+(\d+|—)\s+(\d+|—)\s+(\d+)\s+"
@@ -173,7 +177,7 @@ def control_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
                                     ("control → repaint median, every control, 16 tokens", "16", 250, None),
                                     ("control → repaint median, every control, 2048 tokens", "2048", 1000, None)):
         chosen = [row for row in rows if row[1] == n and ((row[2].strip() in kinds) if kinds else
-                                                          row[2].strip() not in ("first paint", "revisit paint"))]
+                                                          row[2].strip() not in PAINT_KINDS)]
         timed = [row for row in chosen if row[6] != "—"]
         missing = [row for row in chosen if row[6] == "—"]
         if not timed:
