@@ -238,9 +238,16 @@ class ToyTrace(TokenLabels):
     def axis_labels(self, name: str) -> tuple[list[str], list[str]]:
         """(row labels, column labels) of the matrix called `name`."""
         info = MATRICES[name]
-        width = self.matrix(name).shape[-1]
-        by_axis = {"query": self.query_labels, "key": self.key_labels, "dim": [f"d{t}" for t in range(width)]}
-        return by_axis[info.rows], by_axis[info.columns]
+        return self._labels(info.rows, name), self._labels(info.columns, name)
+
+    def _labels(self, axis: str, name: str) -> list[str]:
+        """The labels along one axis ("query", "key" or "dim") of the matrix `name`; only the
+        axes asked for are built (a 2,048-token trace has 2,048 labels per axis)."""
+        if axis == "query":
+            return self.query_labels
+        if axis == "key":
+            return self.key_labels
+        return [f"d{t}" for t in range(self.matrix(name).shape[-1])]
 
 
 def _tokens_within_limit(text: str, side: str, max_tokens: int) -> tuple[list[str], int]:

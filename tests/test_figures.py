@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 from attention_core.figures import DIVERGING, SEQUENTIAL, FigureText, heatmap
-from attention_core.figures.matrices import MAX_CELLS_WITH_NUMBERS
+from attention_core.figures.matrices import MAX_CELLS_WITH_NUMBERS, MAX_DRAWN_SIDE, block_reduce
 
 
 def _heat(figure):
@@ -144,3 +145,48 @@ def test_in_projector_mode_a_matrix_of_any_length_fits_the_screen_with_its_row_l
             assert spacing >= PROJECTOR.font_size, case.id
             if len(labelled) > 2:  # and never thinned more than needed (nor twice: built thinned, then restyled)
                 assert spacing <= 2.5 * (PROJECTOR.font_size + 6), case.id
+
+
+def _block_reference(values: np.ndarray, row_size: int, column_size: int, how: str) -> np.ndarray:
+    """Each block's max or mean of its non-NaN cells, by explicit loops in float64 (NaN if none)."""
+    rows, columns = values.shape
+    out = np.full((-(-rows // row_size), -(-columns // column_size)), np.nan)
+    for block_row in range(out.shape[0]):
+        for block_column in range(out.shape[1]):
+            block = values[block_row * row_size:(block_row + 1) * row_size,
+                           block_column * column_size:(block_column + 1) * column_size].astype(np.float64)
+            present = block[~np.isnan(block)]
+            if present.size:
+                out[block_row, block_column] = present.max() if how == "max" else present.mean()
+    return out
+
+
+@pytest.mark.parametrize("shape, row_size, column_size", [
+    ((37, 41), 5, 3), ((40, 40), 4, 4), ((19, 64), 1, 7), ((64, 19), 7, 1), ((201, 203), 2, 2), ((12, 9), 12, 9),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocks_hold_the_max_or_mean_of_their_cells_ignoring_nan(shape, row_size, column_size, dtype):
+    rng = np.random.default_rng(sum(shape) + row_size)
+    values = rng.normal(size=shape).astype(dtype)
+    values[rng.random(shape) < 0.3] = np.nan  # masked cells
+    values[:row_size, :column_size] = np.nan  # one block with nothing to show stays NaN
+    for how in ("max", "mean"):
+        drawn = block_reduce(values, row_size, column_size, how)
+        expected = _block_reference(values, row_size, column_size, how)
+        assert drawn.dtype == np.float32 and drawn.shape == expected.shape
+        assert np.isnan(drawn[0, 0])
+        np.testing.assert_array_equal(np.isnan(drawn), np.isnan(expected))
+        if how == "max":  # a maximum is one of the cells: exact (after float32)
+            np.testing.assert_array_equal(drawn, expected.astype(np.float32))
+        else:
+            np.testing.assert_allclose(drawn, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_long_sentence_draws_each_block_as_its_cells_maximum_or_mean():
+    trace = build_toy_trace(ToySettings(text=" ".join(f"w{i}" for i in range(MAX_DRAWN_SIDE + 45)), dk=4))
+    for name, how in (("weights", "max"), ("scaled_scores", "mean")):
+        heat = _heat(heatmap(trace, name))
+        values = np.asarray(trace.matrix(name), dtype=np.float64)
+        expected = _block_reference(values, 2, 2, how)
+        np.testing.assert_allclose(np.asarray(heat.z, dtype=float), expected, rtol=1e-5, atol=1e-6)
+        assert list(heat.y[:2]) == ["0–1", "2–3"]

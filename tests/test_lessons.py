@@ -102,6 +102,22 @@ def test_most_asymmetric_pair_is_found_by_brute_force():
     assert most_asymmetric_pair(np.ones((2, 3))) is None
 
 
+@pytest.mark.parametrize("n", [2, 3, 127, 128, 129, 300])
+@pytest.mark.parametrize("kind", ["random", "symmetric", "few values"])
+def test_most_asymmetric_pair_is_the_first_largest_gap_in_reading_order(n, kind):
+    rng = np.random.default_rng(n)
+    scores = rng.normal(size=(n, n)).astype(np.float32)
+    if kind == "symmetric":  # every gap 0: the first pair, (0, 1)
+        scores = scores + scores.T
+    if kind == "few values":  # many equal gaps
+        scores = rng.integers(-2, 3, size=(n, n)).astype(np.float32)
+    gaps = [(abs(float(scores[i, j]) - float(scores[j, i])), -i, -j) for i in range(n) for j in range(i + 1, n)]
+    _, minus_i, minus_j = max(gaps)  # the largest gap; of equal ones, the smallest i, then j
+    pair = most_asymmetric_pair(scores)
+    assert (pair.i, pair.j) == (-minus_i, -minus_j)
+    assert (pair.score_ij, pair.score_ji) == (scores[pair.i, pair.j], scores[pair.j, pair.i])
+
+
 def test_without_projections_the_scores_are_symmetric_and_weight_piles_on_the_diagonal():
     trace = build_toy_trace(ToySettings(projection="identity"))
     scores = trace.attention.raw_scores

