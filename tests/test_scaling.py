@@ -225,6 +225,18 @@ def test_samples_of_a_dk_do_not_depend_on_the_other_dks():
     assert part.entropy_unscaled[1] == full.entropy_unscaled[2]
 
 
+def test_a_sweep_measures_each_dk_as_a_sweep_of_that_dk_alone():
+    """The sweep measures its dks on several threads: each dk's numbers must be its own."""
+    dks = log_dk_steps(256)
+    sweep = scaling_sweep(dks, num_keys=8, num_samples=60, seed=5, temperature=2.0)
+    for index, dk in enumerate(dks):
+        alone = scaling_sweep([dk], num_keys=8, num_samples=60, seed=5, temperature=2.0)
+        for field in dataclasses.fields(sweep):
+            value = getattr(sweep, field.name)
+            if isinstance(value, np.ndarray) and field.name not in ("dks", "theory_raw_std"):
+                assert value[index] == getattr(alone, field.name)[0], (dk, field.name)
+
+
 def test_large_temperature_flattens_weights_to_uniform():
     dks = [4, 1024]
     plain = scaling_sweep(dks, num_samples=200)
@@ -282,8 +294,9 @@ def test_source_imports_only_numpy_and_the_engine():
                 imported.add("attention_core")
             else:
                 imported.add(node.module.split(".")[0])
-    # __future__ and dataclasses are the language's own; everything else is numpy or the engine
-    assert imported <= {"__future__", "dataclasses", "numpy", "attention_core"}, imported
+    # __future__, dataclasses, os and concurrent (threads for the sweep) are the language's own;
+    # everything else is numpy or the engine
+    assert imported <= {"__future__", "concurrent", "dataclasses", "os", "numpy", "attention_core"}, imported
 
 
 def test_importing_the_module_loads_nothing_beyond_the_engine():

@@ -17,6 +17,7 @@ measurements and is labelled as such.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -258,29 +259,17 @@ def scaling_sweep(
     seed = _check_int("seed", seed, 0)
     temperature = _check_temperature(temperature)
 
-    columns: dict[str, list[float]] = {
-        name: []
-        for name in (
-            "raw_std",
-            "scaled_std",
-            "max_weight_unscaled",
-            "max_weight_scaled",
-            "entropy_unscaled",
-            "entropy_scaled",
-            "jacobian_norm_unscaled",
-            "jacobian_norm_scaled",
-        )
-    }
-    for dk in dks:
-        pair = sample_attention_pair(int(dk), num_keys, num_samples, seed, temperature)
-        columns["raw_std"].append(np.std(pair.unscaled.raw_scores, ddof=1, dtype=np.float64))
-        columns["scaled_std"].append(np.std(pair.scaled.scaled_scores, ddof=1, dtype=np.float64))
-        for branch, trace in (("unscaled", pair.unscaled), ("scaled", pair.scaled)):
-            weights = trace.weights[:, 0, :].astype(np.float64)  # (S, m), statistics in float64
-            jacobian = softmax_jacobian(weights)  # (S, m, m)
-            columns[f"max_weight_{branch}"].append(np.mean(np.max(weights, axis=-1)))
-            columns[f"entropy_{branch}"].append(np.mean(attention_entropy(weights)))
-            columns[f"jacobian_norm_{branch}"].append(np.mean(np.linalg.norm(jacobian, axis=(-2, -1))))
+    # One dk per task, the largest first, on as many threads as there are cores: drawing the
+    # samples is most of the time, and NumPy draws and multiplies without holding the GIL.
+    # Each dk has its own generator, so the numbers do not depend on the order.
+    import concurrent.futures  # here: importing the lessons loads nothing beyond the engine
+
+    order = sorted(range(len(dks)), key=lambda index: -dks[index])
+    with concurrent.futures.ThreadPoolExecutor(min(len(dks), _cores())) as pool:
+        measured = dict(zip(order, pool.map(
+            lambda index: _sweep_point(int(dks[index]), num_keys, num_samples, seed, temperature), order
+        ), strict=True))
+    columns = {name: [measured[index][name] for index in range(len(dks))] for name in _SWEEP_COLUMNS}
 
     return ScalingSweep(
         dks=_read_only(dks),
@@ -292,6 +281,39 @@ def scaling_sweep(
         uniform_entropy=float(np.log(num_keys)),
         **{name: _read_only(np.array(values, dtype=np.float64)) for name, values in columns.items()},
     )
+
+
+_SWEEP_COLUMNS = (
+    "raw_std",
+    "scaled_std",
+    "max_weight_unscaled",
+    "max_weight_scaled",
+    "entropy_unscaled",
+    "entropy_scaled",
+    "jacobian_norm_unscaled",
+    "jacobian_norm_scaled",
+)
+
+
+def _sweep_point(dk: int, num_keys: int, num_samples: int, seed: int, temperature: float) -> dict[str, float]:
+    """The sweep's measurements at one dk (see `scaling_sweep`)."""
+    pair = sample_attention_pair(dk, num_keys, num_samples, seed, temperature)
+    point = {
+        "raw_std": np.std(pair.unscaled.raw_scores, ddof=1, dtype=np.float64),
+        "scaled_std": np.std(pair.scaled.scaled_scores, ddof=1, dtype=np.float64),
+    }
+    for branch, trace in (("unscaled", pair.unscaled), ("scaled", pair.scaled)):
+        weights = trace.weights[:, 0, :].astype(np.float64)  # (S, m), statistics in float64
+        jacobian = softmax_jacobian(weights)  # (S, m, m)
+        point[f"max_weight_{branch}"] = np.mean(np.max(weights, axis=-1))
+        point[f"entropy_{branch}"] = np.mean(attention_entropy(weights))
+        point[f"jacobian_norm_{branch}"] = np.mean(np.linalg.norm(jacobian, axis=(-2, -1)))
+    return point
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def log_dk_steps(max_dk: int = 1024) -> tuple[int, ...]:
