@@ -161,7 +161,7 @@ def block_reduce(values: np.ndarray, row_size: int, column_size: int, how: str) 
 
     NaN cells (masked) are ignored; a block of NaN only stays NaN. Edge blocks may be smaller.
     The rows of a block are reduced first, whole rows at a time, then the few columns left of
-    each block: reducing the short inner axis of every block first took 5 times as long.
+    each block: reducing the short inner axis of every block first took up to 5 times as long.
     """
     rows, columns = values.shape
     block_rows, block_columns = -(-rows // row_size), -(-columns // column_size)
