@@ -101,7 +101,7 @@ class _ReadyFigure(go.Figure):
     """
 
     def __init__(self, spec: dict):
-        super().__init__()
+        super().__init__(layout={"template": {}}, _validate=False)  # an empty template: Plotly's default is not loaded
         self._spec = {**spec, "layout": {**spec["layout"], "template": None}}  # sent as null: no template at all
 
     def to_dict(self) -> dict:

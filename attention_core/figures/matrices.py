@@ -340,13 +340,12 @@ def matrix_heatmap(
         how = "max" if colour == "weights" else "mean"
         shown = block_reduce(shown, row_size, column_size, how)
         row_labels, column_labels = _block_labels(row_labels, row_size), _block_labels(column_labels, column_size)
-    # escaped after the blocks are named: a block's name holds positions only
-    row_labels, column_labels = [plain_label(label) for label in row_labels], [plain_label(c) for c in column_labels]
-    if aggregated:
         how_words = text.block_max if how == "max" else text.block_mean
         title = f"{title} — {text.blocks.format(how=how_words, rows=row_size, columns=column_size)}"
         masked = None  # fully masked blocks are gaps; markers would be too many to draw
         highlight_rows, highlight_cells = (), ()  # a block is not the chosen cell
+    # escaped after the blocks are named: a block's name holds positions only
+    row_labels, column_labels = [plain_label(label) for label in row_labels], [plain_label(c) for c in column_labels]
     rows, columns = shown.shape
     if show_numbers is None:
         show_numbers = rows * columns <= style.max_cells_with_numbers

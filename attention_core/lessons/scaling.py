@@ -264,12 +264,12 @@ def scaling_sweep(
     # Each dk has its own generator, so the numbers do not depend on the order.
     import concurrent.futures  # here: importing the lessons loads nothing beyond the engine
 
-    order = sorted(range(len(dks)), key=lambda index: -dks[index])
     with concurrent.futures.ThreadPoolExecutor(min(len(dks), _cores())) as pool:
-        measured = dict(zip(order, pool.map(
-            lambda index: _sweep_point(int(dks[index]), num_keys, num_samples, seed, temperature), order
-        ), strict=True))
-    columns = {name: [measured[index][name] for index in range(len(dks))] for name in _SWEEP_COLUMNS}
+        points = {
+            dk: pool.submit(_sweep_point, dk, num_keys, num_samples, seed, temperature)
+            for dk in sorted({int(dk) for dk in dks}, reverse=True)
+        }
+    columns = {name: [points[int(dk)].result()[name] for dk in dks] for name in _SWEEP_COLUMNS}
 
     return ScalingSweep(
         dks=_read_only(dks),
