@@ -5,6 +5,7 @@ import math
 import streamlit as st
 
 from attention_core.figures.cell import (
+    MAX_KEYS_IN_LEGEND,
     CellFigureText,
     cell_locator,
     contribution_bars,
@@ -187,3 +188,5 @@ chart(
     key="cell-output",
     config=PLOT_CONFIG,
 )
+if len(key_labels) > MAX_KEYS_IN_LEGEND:
+    st.caption(t("follow_cell.figure.output.no_legend", limit=MAX_KEYS_IN_LEGEND))

@@ -11,7 +11,7 @@ import plotly.io as pio
 import pytest
 
 from attention_core import causal_mask, scaled_dot_product_attention
-from attention_core.figures.cell import KEY_PALETTE, CellFigureText, contribution_bars
+from attention_core.figures.cell import KEY_PALETTE, MAX_KEYS_IN_LEGEND, CellFigureText, contribution_bars
 from attention_core.lessons.cell import follow_cell
 
 
@@ -23,7 +23,39 @@ def _cell(m: int, i: int, j: int, *, masked: bool = False, seed: int = 0):
     return follow_cell(scaled_dot_product_attention(q, k, v, mask=mask), i, j), v
 
 
-CASES = [(1, 0, 0, False), (5, 2, 3, False), (5, 2, 1, True), (40, 3, 39, False), (256, 1, 200, False)]
+CASES = [(1, 0, 0, False), (5, 2, 3, False), (5, 2, 1, True), (16, 3, 15, True), (17, 3, 16, True),
+         (40, 3, 39, False), (256, 1, 200, False)]
+
+
+def _segments(figure: go.Figure, dv: int) -> list[dict]:
+    """Each key's stacked bars, key by key: y, colour, opacity, outline width and hover label,
+    from one trace per key or from the one trace past the legend's limit."""
+    bars = [trace for trace in figure.data if trace.type == "bar"]
+    if len(bars) > 1 or bars[0].name is not None:
+        return [
+            {"y": list(bar.y), "colour": bar.marker.color, "opacity": bar.marker.opacity,
+             "outline": bar.marker.line.width, "label": bar.hovertemplate.split("<br>")[0], "x": list(bar.x)}
+            for bar in bars
+        ]
+    (bar,) = bars
+    assert bar.showlegend is False
+    label = bar.hovertemplate.split("<br>")[0]
+    return [
+        {
+            "y": list(bar.y[start:start + dv]),
+            "colour": _same(bar.marker.color[start:start + dv]),
+            "opacity": _same(bar.marker.opacity[start:start + dv]),
+            "outline": _same(bar.marker.line.width[start:start + dv]),
+            "label": label.replace("%{customdata}", _same(bar.customdata[start:start + dv])),
+            "x": list(bar.x[start:start + dv]),
+        }
+        for start in range(0, len(bar.y), dv)
+    ]
+
+
+def _same(values):
+    assert len(set(values)) == 1, values
+    return values[0]
 
 
 @pytest.mark.parametrize(("m", "i", "j", "masked"), CASES)
@@ -31,21 +63,32 @@ def test_each_key_is_one_bar_of_its_weight_times_its_value_row(m, i, j, masked):
     cell, v = _cell(m, i, j, masked=masked)
     labels = [f"{position}:w{position}" for position in range(m)]
     figure = contribution_bars(cell, labels, text=CellFigureText(key="key", contribution="w·v"))
-    bars, diamonds = figure.data[:-1], figure.data[-1]
-    assert len(bars) == m and all(bar.type == "bar" for bar in bars)
+    segments, diamonds = _segments(figure, v.shape[1]), figure.data[-1]
+    assert len(segments) == m
     weights = cell.weights_row
-    for key, bar in enumerate(bars):
+    for key, segment in enumerate(segments):
         expected = [float(weights[key]) * float(v[key][feature]) for feature in range(v.shape[1])]  # by hand
-        np.testing.assert_allclose(bar.y, expected, rtol=1e-12, atol=1e-15)
-        assert list(bar.x) == [f"d{feature}" for feature in range(v.shape[1])]
-        assert bar.name == labels[key]
-        assert bar.marker.color == KEY_PALETTE[key % len(KEY_PALETTE)]
-        assert (bar.marker.opacity, bar.marker.line.width) == ((1.0, 2.5) if key == j else (0.45, 0))
-        assert bar.hovertemplate.startswith(f"key: {labels[key]}<br>")
+        np.testing.assert_allclose(segment["y"], expected, rtol=1e-12, atol=1e-15)
+        assert segment["x"] == [f"d{feature}" for feature in range(v.shape[1])]
+        assert segment["colour"] == KEY_PALETTE[key % len(KEY_PALETTE)]
+        assert (segment["opacity"], segment["outline"]) == ((1.0, 2.5) if key == j else (0.45, 0))
+        assert segment["label"] == f"key: {labels[key]}"
     assert diamonds.type == "scatter" and diamonds.mode == "markers"
     sums = [sum(float(weights[key]) * float(v[key][feature]) for key in range(m)) for feature in range(v.shape[1])]
     np.testing.assert_allclose(diamonds.y, sums, rtol=1e-9, atol=1e-12)
     assert figure.layout.barmode == "relative"
+
+
+@pytest.mark.parametrize("m", [1, MAX_KEYS_IN_LEGEND, MAX_KEYS_IN_LEGEND + 1, 256])
+def test_keys_have_legend_entries_up_to_the_limit_then_one_trace(m):
+    cell, _ = _cell(m, 0, m - 1)
+    figure = contribution_bars(cell, [f"{position}:w{position}" for position in range(m)])
+    bars = [trace for trace in figure.data if trace.type == "bar"]
+    if m <= MAX_KEYS_IN_LEGEND:
+        assert [bar.name for bar in bars] == [f"{position}:w{position}" for position in range(m)]
+        assert all(bar.showlegend is not False for bar in bars)
+    else:
+        assert len(bars) == 1 and bars[0].showlegend is False
 
 
 @pytest.mark.parametrize(("m", "i", "j", "masked"), CASES)
@@ -57,4 +100,4 @@ def test_the_unvalidated_figure_is_the_validated_one(m, i, j, masked):
     figure = contribution_bars(cell, labels, title="output row", text=CellFigureText())
     validated = go.Figure(figure.to_dict())  # raises on any property Plotly does not know
     assert json.loads(pio.to_json(validated)) == json.loads(pio.to_json(figure))
-    assert all("<b>" not in trace.name for trace in figure.data)
+    assert not any("<b>" in str(trace.name) + str(trace.customdata) for trace in figure.data)

@@ -47,6 +47,18 @@ def y(trace: dict) -> np.ndarray:
     return decode_array(trace["y"]).astype(float)
 
 
+def stacked_segments(output: dict, dv: int) -> list[tuple[np.ndarray, float]]:
+    """(contributions, outline width) of each key in the stacked output bars, key by key: one
+    bar trace per key, or (past the legend's limit) one trace with dv bars per key in turn."""
+    stacked = bars(output)
+    if len(stacked) > 1 or "name" in stacked[0]:
+        return [(y(bar), bar["marker"]["line"]["width"]) for bar in stacked]
+    (bar,) = stacked
+    values, widths = y(bar).reshape(-1, dv), np.asarray(bar["marker"]["line"]["width"]).reshape(-1, dv)
+    assert (widths == widths[:, :1]).all(), "a key's bars are outlined alike"
+    return [(row, float(width[0])) for row, width in zip(values, widths, strict=True)]
+
+
 def metrics(at) -> dict[str, str]:
     """The five metrics in page order: raw, scaled, mask, exp, weight."""
     values = [metric.value for metric in at.metric]
@@ -86,13 +98,13 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     np.testing.assert_allclose(decode_array(softmax["customdata"]).astype(float), weights, rtol=1e-12, atol=1e-15)
 
     output = chart(at, "cell-output")
-    stacked = bars(output)
+    stacked = stacked_segments(output, trace.v.shape[1])
     assert len(stacked) == trace.v.shape[0]
-    for key, bar in enumerate(stacked):
-        np.testing.assert_allclose(y(bar), trace.weights[i, key] * trace.v[key], rtol=1e-12, atol=1e-15)
+    for key, (contribution, _) in enumerate(stacked):
+        np.testing.assert_allclose(contribution, trace.weights[i, key] * trace.v[key], rtol=1e-12, atol=1e-15)
     diamonds = next(t for t in output["data"] if t.get("type") == "scatter")
     np.testing.assert_allclose(y(diamonds), trace.output[i], rtol=1e-12, atol=1e-12)
-    assert [bar["marker"]["line"]["width"] > 0 for bar in stacked] == [key == j for key in range(len(stacked))]
+    assert [outline > 0 for _, outline in stacked] == [key == j for key in range(len(stacked))]
 
     drawn_weights = np.where(trace.mask, trace.weights, np.nan)  # masked cells are drawn as gaps
     np.testing.assert_allclose(heatmap_z(chart(at, "cell-locator")), drawn_weights, atol=1e-15)
@@ -232,3 +244,25 @@ def test_a_fully_masked_row_is_explained_without_nan(lang):
             assert not np.isnan(decode_array(trace_spec["y"]).astype(float)).any()
     assert float(metrics(at)["weight"]) == 0.0
     assert all(value == 0 for value in at.dataframe[0].value.iloc[:, 5])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_past_the_legends_limit_the_bars_name_their_key_and_the_page_says_so(lang):
+    from attention_core.figures.cell import MAX_KEYS_IN_LEGEND
+
+    for count in (MAX_KEYS_IN_LEGEND, MAX_KEYS_IN_LEGEND + 1, 40):
+        text = " ".join(f"w{position}" for position in range(count))
+        at = open_page(lang, text=text, cell_i=3, cell_j=count - 2)
+        trace = build_toy_trace(ToySettings(text=text)).attention
+        assert_page_shows_cell(at, trace, 3, count - 2)
+        output = chart(at, "cell-output")
+        captions = " ".join(caption.value for caption in at.caption)
+        said = str(MAX_KEYS_IN_LEGEND) in captions and ("legend" in captions or "图例" in captions)
+        if count <= MAX_KEYS_IN_LEGEND:
+            assert len(bars(output)) == count and not said
+        else:
+            (bar,) = bars(output)
+            assert bar["showlegend"] is False and said
+            keys = list(bar["customdata"])
+            assert keys == [label for label in (f"{p}:w{p}" for p in range(count)) for _ in range(trace.v.shape[1])]
+            assert "%{customdata}" in bar["hovertemplate"]
