@@ -263,6 +263,8 @@ def test_past_the_legends_limit_the_bars_name_their_key_and_the_page_says_so(lan
         else:
             (bar,) = bars(output)
             assert bar["showlegend"] is False and said
+            legend = [trace["name"] for trace in output["data"] if trace.get("showlegend") is not False]
+            assert legend == [diamonds["name"] for diamonds in output["data"] if diamonds.get("type") == "scatter"]
             keys = list(bar["customdata"])
             assert keys == [label for label in (f"{p}:w{p}" for p in range(count)) for _ in range(trace.v.shape[1])]
             assert "%{customdata}" in bar["hovertemplate"]
