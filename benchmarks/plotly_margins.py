@@ -8,9 +8,11 @@ sends margins that already fit (`attention_core.figures.reserve_label_room`). Th
 takes the figures each page sends (AppTest, 16 tokens, the step-through at its weights
 stage, screen and projector display) at dk = 8 and at dk = 9, and draws them in headless
 Chromium with the plotly.js that ships with the `plotly` package: first `Plotly.newPlot`
-(a page's first paint), then `Plotly.react` from one dk to the other and back (a control
-change, as Streamlit's chart does), with "automargin" on every axis as Streamlit's chart theme
-sets it. Each figure is drawn as sent ("reserved") and with the
+(a page's first paint), then `Plotly.react` from one dk to the other and back (a change to a
+plot that is kept), with "automargin" on every axis as Streamlit's chart theme sets it. Each
+spec gets its own `datarevision` for this: with the one the app sends, the same in both,
+plotly.js would take the new numbers for the old ones and not draw them (the script stops if a
+heatmap still shows its old numbers after a change). Each figure is drawn as sent ("reserved") and with the
 left, right and bottom margins at the 10 px the figure builders set before ("narrow"), in
 turn, so both see the same load. It prints the median milliseconds per page and their
 ratio; "redraws" counts the figures whose labels still needed a wider margin.
@@ -41,9 +43,12 @@ VIEWS = {  # name: (page file, session state)
 DRAW_JS = r"""
 async ([first, second, margins, repeats]) => {
     const frame = document.getElementById('graph');
-    const prepared = (spec, narrow) => {
+    const prepared = (spec, narrow, revision) => {
         const copy = JSON.parse(JSON.stringify(spec));
         copy.layout.width = 900;
+        // each spec its own revision: with the same one, Plotly.react takes the data as unchanged
+        // and skips recomputing and redrawing it, and a change would cost next to nothing
+        copy.layout.datarevision = revision;
         const axes = Object.keys(copy.layout).filter(key => /^[xy]axis\d*$/.test(key));
         for (const name of new Set(['xaxis', 'yaxis', ...axes])) {  // automargin on, as Streamlit's chart theme
             copy.layout[name] = Object.assign({automargin: true}, copy.layout[name]);
@@ -53,11 +58,16 @@ async ([first, second, margins, repeats]) => {
     };
     const redrew = () => (MARGIN_REDRAWS)(frame).length > 0;
     const times = {reserved: {paint: [], change: []}, narrow: {paint: [], change: []}};
-    let redraws = 0;
+    let redraws = 0, staleChanges = 0;
+    const stale = (next) => next.data.some((trace, index) => {  // a heatmap still holding the numbers it had
+        if (trace.type !== 'heatmap' || !Array.isArray(trace.z)) return false;
+        const computed = frame.calcdata[index][0].z;
+        return trace.z.some((row, i) => row.some((value, j) => typeof value === 'number' && computed[i][j] !== value));
+    });
     for (let round = -1; round < repeats; round++) {  // round -1 warms up, uncounted
         for (const variant of round % 2 ? ['narrow', 'reserved'] : ['reserved', 'narrow']) {  // in turn
             const narrow = variant === 'narrow';
-            const a = prepared(first, narrow), b = prepared(second, narrow);
+            const a = prepared(first, narrow, 'first'), b = prepared(second, narrow, 'second');
             await Plotly.purge(frame);
             let started = performance.now();
             await Plotly.newPlot(frame, a.data, a.layout, {displaylogo: false});
@@ -67,10 +77,11 @@ async ([first, second, margins, repeats]) => {
                 started = performance.now();
                 await Plotly.react(frame, next.data, next.layout, {displaylogo: false});
                 if (round >= 0) times[variant].change.push(performance.now() - started);
+                if (stale(next)) staleChanges++;
             }
         }
     }
-    return {times, redraws};
+    return {times, redraws, staleChanges};
 }
 """.replace("MARGIN_REDRAWS", (ROOT / "tests" / "browser" / "margin_redraws.js").read_text(encoding="utf-8"))
 """Draws two specs in turn, timed; `MARGIN_REDRAWS` is the browser tests' check of one graph for
@@ -126,6 +137,9 @@ def main() -> None:
                 redraws = 0
                 for first, second in zip(firsts, seconds, strict=True):
                     measured = tab.evaluate(DRAW_JS, [first, second, NARROW, args.repeats])
+                    if measured["staleChanges"]:
+                        sys.exit(f"{name}: after Plotly.react a heatmap still showed the numbers it had: "
+                                 "the change was not drawn, and its time means nothing")
                     redraws += measured["redraws"]
                     for (variant, kind) in totals:
                         totals[variant, kind] += statistics.median(measured["times"][variant][kind])
