@@ -307,6 +307,19 @@ row labels are `expected` (null: any)."""
 IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 """True when Streamlit shows no "Running…" status."""
 
+QUIET_MS = 500
+"""A change is over once the page's DOM has not changed for this long."""
+LAST_CHANGE_JS = f"""() => new Promise(done => {{
+    let last = performance.now();
+    const observer = new MutationObserver(() => {{ last = performance.now(); }});
+    observer.observe(document.body, {{subtree: true, childList: true, attributes: true, characterData: true}});
+    const check = () => {{
+        if (performance.now() - last > {QUIET_MS}) {{ observer.disconnect(); done(last); }} else setTimeout(check, 25);
+    }};
+    check();
+}})"""
+"""Resolves, once the page has been quiet for QUIET_MS, with the time of its last DOM change."""
+
 EXCEPTION_TEXTS_JS = ("() => [...document.querySelectorAll('[data-testid=\"stException\"]')]"
                       ".map(box => box.innerText.trim().split('\\n')[0])")
 """The first line of every error box on the page (Streamlit's exception element)."""

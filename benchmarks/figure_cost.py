@@ -26,23 +26,13 @@ from _server import (
     DRAW_LABEL,
     FIGURES_APP,
     IDLE_JS,
+    LAST_CHANGE_JS,
+    QUIET_MS,
     VIEWPORT,
     StreamlitServer,
     exit_without_chromium,
     machine_line,
 )
-
-QUIET_MS = 500
-"""A mount is over once the DOM has not changed for this long."""
-LAST_CHANGE_JS = f"""() => new Promise(done => {{
-    let last = performance.now();
-    const observer = new MutationObserver(() => {{ last = performance.now(); }});
-    observer.observe(document.body, {{subtree: true, childList: true, attributes: true, characterData: true}});
-    const check = () => {{
-        if (performance.now() - last > {QUIET_MS}) {{ observer.disconnect(); done(last); }} else setTimeout(check, 25);
-    }};
-    check();
-}})"""
 
 
 def mount_ms(page, mounts: int, timeout_ms: float) -> list[float]:

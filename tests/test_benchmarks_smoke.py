@@ -60,6 +60,11 @@ RUNS = {
         ("page", "figures", "redraws", "ratio"),
         "masks (screen)",
     ),
+    "kept_charts.py": (
+        ["--counts", "1", "2", "--changes", "1", "--rounds", "1"],
+        ("figures", "app ms", "kept ms", "kept ÷ app"),
+        "      1 ",
+    ),
     "speed_report.py": (
         ["--parts", "rerun", "decoder", "--quick"],
         ("target", "verdict", "measured"),
@@ -68,7 +73,7 @@ RUNS = {
 }
 NEEDS_BROWSER = {
     "browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py",
-    "figure_cost.py",
+    "figure_cost.py", "kept_charts.py",
 }
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""

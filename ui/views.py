@@ -87,8 +87,13 @@ def draw(figure, key: str, **options) -> None:
     `datarevision` (`browser_ready`). Without them the second pass costs next to nothing.
     """
     config = {"displaylogo": False, **options.pop("config", {})}
-    spec = browser_ready(with_app_look(reserve_label_room(figure).to_dict()))
-    st.plotly_chart(_ReadyFigure(spec), key=key, config=config, theme=None, **options)
+    st.plotly_chart(_ReadyFigure(ready_spec(figure)), key=key, config=config, theme=None, **options)
+
+
+def ready_spec(figure) -> dict:
+    """The spec `draw` sends for `figure`: its labels' margins reserved, the app's look in it,
+    ready to be drawn once (`browser_ready`)."""
+    return browser_ready(with_app_look(reserve_label_room(figure).to_dict()))
 
 
 class _ReadyFigure(go.Figure):
