@@ -80,3 +80,39 @@ def heatmap_traces(spec: dict) -> list[dict]:
 def heatmap_z(spec: dict) -> np.ndarray:
     """The z matrix of the first heatmap of one figure spec (NaN where a cell is a gap)."""
     return decode_array(heatmap_traces(spec)[0]["z"]).astype(float)
+
+
+def key_segments(spec: dict, dv: int) -> list[dict]:
+    """Each key's stacked bars in the follow-one-cell output chart, key by key: y, x, colour,
+    opacity, outline width and hover label (its first line, which names the key).
+
+    Up to the legend's limit the chart has one bar trace per key; past it, one trace holding
+    dv bars per key in turn, named in `customdata`, and each key's bars must look alike.
+    """
+    stacked = [trace for trace in spec["data"] if trace.get("type") == "bar"]
+    if len(stacked) > 1 or "name" in stacked[0]:
+        return [
+            {"y": decode_array(bar["y"]), "x": list(bar["x"]), "colour": bar["marker"]["color"],
+             "opacity": float(bar["marker"]["opacity"]), "outline": float(bar["marker"]["line"]["width"]),
+             "label": bar["hovertemplate"].split("<br>")[0]}
+            for bar in stacked
+        ]
+    (bar,) = stacked
+    assert bar["showlegend"] is False
+
+    def per_key(values) -> list:
+        """One value per key, checked to be the same over the key's dv bars."""
+        rows = [list(values[start:start + dv]) for start in range(0, len(values), dv)]
+        assert all(len(set(row)) == 1 for row in rows), rows
+        return [row[0] for row in rows]
+
+    marker, label = bar["marker"], bar["hovertemplate"].split("<br>")[0]
+    return [
+        {"y": y, "x": list(bar["x"][start:start + dv]), "colour": colour, "opacity": float(opacity),
+         "outline": float(outline), "label": label.replace("%{customdata}", key)}
+        for start, y, colour, opacity, outline, key in zip(
+            range(0, len(bar["x"]), dv), decode_array(bar["y"]).reshape(-1, dv), per_key(marker["color"]),
+            per_key(list(decode_array(marker["opacity"]))), per_key(list(decode_array(marker["line"]["width"]))),
+            per_key(bar["customdata"]), strict=True,
+        )
+    ]

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
+from apptest_helpers import key_segments
 
 from attention_core import causal_mask, scaled_dot_product_attention
 from attention_core.figures.cell import KEY_PALETTE, MAX_KEYS_IN_LEGEND, CellFigureText, contribution_bars
@@ -27,43 +28,12 @@ CASES = [(1, 0, 0, False), (5, 2, 3, False), (5, 2, 1, True), (16, 3, 15, True),
          (40, 3, 39, False), (256, 1, 200, False)]
 
 
-def _segments(figure: go.Figure, dv: int) -> list[dict]:
-    """Each key's stacked bars, key by key: y, colour, opacity, outline width and hover label,
-    from one trace per key or from the one trace past the legend's limit."""
-    bars = [trace for trace in figure.data if trace.type == "bar"]
-    if len(bars) > 1 or bars[0].name is not None:
-        return [
-            {"y": list(bar.y), "colour": bar.marker.color, "opacity": bar.marker.opacity,
-             "outline": bar.marker.line.width, "label": bar.hovertemplate.split("<br>")[0], "x": list(bar.x)}
-            for bar in bars
-        ]
-    (bar,) = bars
-    assert bar.showlegend is False
-    label = bar.hovertemplate.split("<br>")[0]
-    return [
-        {
-            "y": list(bar.y[start:start + dv]),
-            "colour": _same(bar.marker.color[start:start + dv]),
-            "opacity": _same(bar.marker.opacity[start:start + dv]),
-            "outline": _same(bar.marker.line.width[start:start + dv]),
-            "label": label.replace("%{customdata}", _same(bar.customdata[start:start + dv])),
-            "x": list(bar.x[start:start + dv]),
-        }
-        for start in range(0, len(bar.y), dv)
-    ]
-
-
-def _same(values):
-    assert len(set(values)) == 1, values
-    return values[0]
-
-
 @pytest.mark.parametrize(("m", "i", "j", "masked"), CASES)
 def test_each_key_is_one_bar_of_its_weight_times_its_value_row(m, i, j, masked):
     cell, v = _cell(m, i, j, masked=masked)
     labels = [f"{position}:w{position}" for position in range(m)]
     figure = contribution_bars(cell, labels, text=CellFigureText(key="key", contribution="w·v"))
-    segments, diamonds = _segments(figure, v.shape[1]), figure.data[-1]
+    segments, diamonds = key_segments(figure.to_dict(), v.shape[1]), figure.data[-1]
     assert len(segments) == m
     weights = cell.weights_row
     for key, segment in enumerate(segments):

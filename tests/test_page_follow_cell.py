@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_ids, decode_array, heatmap_z, plotly_specs, run_app
+from apptest_helpers import chart_ids, decode_array, heatmap_z, key_segments, plotly_specs, run_app
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 
@@ -45,18 +45,6 @@ def bars(spec: dict) -> list[dict]:
 
 def y(trace: dict) -> np.ndarray:
     return decode_array(trace["y"]).astype(float)
-
-
-def stacked_segments(output: dict, dv: int) -> list[tuple[np.ndarray, float]]:
-    """(contributions, outline width) of each key in the stacked output bars, key by key: one
-    bar trace per key, or (past the legend's limit) one trace with dv bars per key in turn."""
-    stacked = bars(output)
-    if len(stacked) > 1 or "name" in stacked[0]:
-        return [(y(bar), bar["marker"]["line"]["width"]) for bar in stacked]
-    (bar,) = stacked
-    values, widths = y(bar).reshape(-1, dv), np.asarray(bar["marker"]["line"]["width"]).reshape(-1, dv)
-    assert (widths == widths[:, :1]).all(), "a key's bars are outlined alike"
-    return [(row, float(width[0])) for row, width in zip(values, widths, strict=True)]
 
 
 def metrics(at) -> dict[str, str]:
@@ -98,13 +86,13 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     np.testing.assert_allclose(decode_array(softmax["customdata"]).astype(float), weights, rtol=1e-12, atol=1e-15)
 
     output = chart(at, "cell-output")
-    stacked = stacked_segments(output, trace.v.shape[1])
+    stacked = key_segments(output, trace.v.shape[1])
     assert len(stacked) == trace.v.shape[0]
-    for key, (contribution, _) in enumerate(stacked):
-        np.testing.assert_allclose(contribution, trace.weights[i, key] * trace.v[key], rtol=1e-12, atol=1e-15)
+    for key, segment in enumerate(stacked):
+        np.testing.assert_allclose(segment["y"], trace.weights[i, key] * trace.v[key], rtol=1e-12, atol=1e-15)
     diamonds = next(t for t in output["data"] if t.get("type") == "scatter")
     np.testing.assert_allclose(y(diamonds), trace.output[i], rtol=1e-12, atol=1e-12)
-    assert [outline > 0 for _, outline in stacked] == [key == j for key in range(len(stacked))]
+    assert [segment["outline"] > 0 for segment in stacked] == [key == j for key in range(len(stacked))]
 
     drawn_weights = np.where(trace.mask, trace.weights, np.nan)  # masked cells are drawn as gaps
     np.testing.assert_allclose(heatmap_z(chart(at, "cell-locator")), drawn_weights, atol=1e-15)
