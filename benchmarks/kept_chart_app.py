@@ -74,14 +74,14 @@ dk = st.sidebar.slider(DK_LABEL, 1, 64, 8, key="dk")
 figure = heatmap(build_toy_trace(ToySettings(text=sentence(16), dk=dk)), "weights")
 if kept:
     spec = ready_spec(figure)
-    spec["layout"].update(template=None, datarevision=dk)
+    spec["layout"]["datarevision"] = dk  # a new revision with new numbers: plotly.js redraws them
     data = {
         "figure": spec,
         "config": {"displaylogo": False, "responsive": True},
         "plotly": f"component/{PLOTLY_FILES.name}/plotly.min.js",  # relative: the page is at the server's root
     }
-for index in range(count):
-    if kept:
+    for index in range(count):
         kept_chart(key=f"figure-{index}", data=data)
-    else:
+else:
+    for index in range(count):
         draw(figure, key=f"figure-{index}")

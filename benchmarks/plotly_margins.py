@@ -12,9 +12,9 @@ Chromium with the plotly.js that ships with the `plotly` package: first `Plotly.
 plot that is kept), with "automargin" on every axis as Streamlit's chart theme sets it. Each
 spec gets its own `datarevision` for this: with the one the app sends, the same in both,
 plotly.js would take the new numbers for the old ones and not draw them (the script stops if a
-heatmap still shows its old numbers after a change). Each figure is drawn as sent ("reserved") and with the
-left, right and bottom margins at the 10 px the figure builders set before ("narrow"), in
-turn, so both see the same load. It prints the median milliseconds per page and their
+heatmap still shows its old numbers after a change). Each figure is drawn as sent
+("reserved") and with the left, right and bottom margins at the 10 px the figure builders
+set before ("narrow"), in turn, so both see the same load. It prints the median milliseconds per page and their
 ratio; "redraws" counts the figures whose labels still needed a wider margin.
 """
 

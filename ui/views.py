@@ -92,8 +92,11 @@ def draw(figure, key: str, **options) -> None:
 
 def ready_spec(figure) -> dict:
     """The spec `draw` sends for `figure`: its labels' margins reserved, the app's look in it,
-    ready to be drawn once (`browser_ready`)."""
-    return browser_ready(with_app_look(reserve_label_room(figure).to_dict()))
+    ready to be drawn once (`browser_ready`), and its template null (sent as null: no template
+    at all, not even Plotly's default)."""
+    spec = browser_ready(with_app_look(reserve_label_room(figure).to_dict()))
+    spec["layout"]["template"] = None  # browser_ready's layout is a new dict
+    return spec
 
 
 class _ReadyFigure(go.Figure):
@@ -102,12 +105,12 @@ class _ReadyFigure(go.Figure):
     Every part of the spec comes from a figure Plotly has already validated. Wrapped in a
     plain `go.Figure`, it was deep-copied twice more (on construction, and when Streamlit
     asks for `to_dict()`): item by item for the lists `browser_ready` makes, 5–6 ms for the √dk
-    page's histograms. Its template is null: the look is in the figure itself (`with_app_look`).
+    page's histograms.
     """
 
     def __init__(self, spec: dict):
         super().__init__(layout={"template": {}}, _validate=False)  # an empty template: Plotly's default is not loaded
-        self._spec = {**spec, "layout": {**spec["layout"], "template": None}}  # sent as null: no template at all
+        self._spec = spec
 
     def to_dict(self) -> dict:
         return self._spec
