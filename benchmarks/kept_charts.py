@@ -9,8 +9,9 @@ that keeps its plot and calls `Plotly.react` ("kept"). In Debian's Chromium, dk 
 `--changes` times (forwards, back, …); each change is timed from the key press to the page's last
 DOM change (quiet 500 ms after Streamlit's "Running…" is gone). The two ways take turns, `--rounds`
 times each, so that both see the same load; the table gives the median of all their changes.
-After its changes each way must show the numbers of the same dk: the first heatmap's first row as
-plotly.js computed it is compared, and a difference stops the script.
+After its changes each way must show the numbers of the dk the slider ends on: the first
+heatmap's first row as plotly.js computed it, against the same figure built here. If it does not
+within `--timeout`, the script stops.
 
 The step-through draws 1 to 3 figures per stage, the follow-one-cell page 5, multi-head 7, the
 overview 12. A page's control has met its target when its median is at most 250 ms.
@@ -34,6 +35,7 @@ from _server import (
     StreamlitServer,
     exit_without_chromium,
     machine_line,
+    sentence,
     slider_locator,
 )
 
@@ -44,17 +46,38 @@ DRAWN_JS = """(count) => {
     return graphs.length === count && [...graphs].every(graph => graph.calcdata && graph.querySelector('.hm image'));
 }"""
 """True once `count` heatmaps are drawn."""
-FIRST_ROW_JS = "() => document.querySelector('.js-plotly-plot').calcdata[0][0].z[0].map(value => value.toFixed(6))"
-"""The first heatmap's first row as plotly.js computed it (not as it was sent)."""
+SHOWS_ROW_JS = """(expected) => {
+    const graph = document.querySelector('.js-plotly-plot');
+    const row = graph && graph.calcdata ? graph.calcdata[0][0].z[0].map(value => value.toFixed(6)) : [];
+    return JSON.stringify(row) === JSON.stringify(expected);
+}"""
+"""True once the first heatmap's first row, as plotly.js computed it (not as it was sent), is `expected`."""
+SLIDER_AT_JS = "([handle, value]) => (handle.getAttribute('aria-valuenow') ?? handle.value) === value"
+"""True once the slider's handle (a range input or an ARIA slider) is at `value`."""
+FIRST_DK = 8
+"""The slider's starting dk (kept_chart_app.py)."""
+
+
+def expected_first_row(dk: int) -> list[str]:
+    """The first row of the weights heatmap at `dk`, built as kept_chart_app.py builds it."""
+    sys.path.insert(0, str(ROOT))  # the app's packages, without installing
+    from attention_core import ToySettings, build_toy_trace
+    from attention_core.figures import heatmap
+    from ui.views import ready_spec
+
+    spec = ready_spec(heatmap(build_toy_trace(ToySettings(text=sentence(16), dk=dk)), "weights"))
+    return [f"{value:.6f}" for value in spec["data"][0]["z"][0]]
 
 
 def change_ms(page, changes: int, timeout_ms: float) -> list[float]:
     """Milliseconds from each press of an arrow key on the dk slider to the page's last DOM change."""
     handle = slider_locator(page)
+    element = handle.element_handle()
     times = []
     for change in range(changes):
         start = page.evaluate("performance.now()")
         handle.press("ArrowRight" if change % 2 == 0 else "ArrowLeft")
+        page.wait_for_function(SLIDER_AT_JS, arg=[element, str(FIRST_DK + (change + 1) % 2)], timeout=timeout_ms)
         page.wait_for_timeout(100)  # the rerun has begun
         page.wait_for_function(IDLE_JS, timeout=timeout_ms, polling=20)
         times.append(page.evaluate(LAST_CHANGE_JS) - start)
@@ -69,6 +92,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120, help="seconds one change may take")
     args = parser.parse_args()
     exit_without_chromium()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     timeout_ms = args.timeout * 1000
@@ -82,7 +106,8 @@ def main() -> None:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         for count in counts:
             times: dict[str, list[float]] = {way: [] for way in WAYS}
-            first_rows = {}
+            last_dk = FIRST_DK + args.changes % 2
+            expected = expected_first_row(last_dk)
             for round_ in range(args.rounds):
                 for way in WAYS if round_ % 2 == 0 else WAYS[::-1]:  # in turn
                     context = browser.new_context(viewport=VIEWPORT)
@@ -91,10 +116,11 @@ def main() -> None:
                     page.wait_for_function(DRAWN_JS, arg=count, timeout=timeout_ms, polling=50)
                     page.evaluate(LAST_CHANGE_JS)  # settled
                     times[way] += change_ms(page, args.changes, timeout_ms)
-                    first_rows[way] = page.evaluate(FIRST_ROW_JS)
+                    try:
+                        page.wait_for_function(SHOWS_ROW_JS, arg=expected, timeout=timeout_ms, polling=50)
+                    except PlaywrightTimeout:
+                        sys.exit(f"{count} figures, {way}: the heatmap does not show the numbers of dk = {last_dk}")
                     context.close()
-            if first_rows["app"] != first_rows["kept"]:
-                sys.exit(f"{count} figures: the two ways show different numbers after the same changes")
             for way in WAYS:
                 medians[way, count] = statistics.median(times[way])
             print(f"{count:>7} {medians['app', count]:>7.0f} {medians['kept', count]:>8.0f} "
