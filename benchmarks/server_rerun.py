@@ -1,6 +1,6 @@
 """How long one rerun of the step-through page takes after the dk slider moves (AppTest, no browser).
 
-    python benchmarks/server_rerun.py [--sizes 16 128 512 2048] [--repeats 7]
+    python benchmarks/server_rerun.py [--sizes 16 128 512 2048] [--repeats 7] [--view steps|overview]
     python benchmarks/server_rerun.py --every-page --sizes 16 [--repeats 7]
 
 For each sentence length n (distinct words, one token each) the app runs in AppTest with
@@ -13,6 +13,11 @@ value every time (10, 11, …), so the engine recomputes the trace too. Medians 
 `repeats` runs, all in this one process. "cpu" is the process's CPU time over the same
 run (`time.process_time`): on a shared machine the wall-clock time also counts waiting for
 a core, the CPU time does not. Compare rows with each other, not with another day's table.
+
+Since 2026-12-03 a heatmap's spec is kept with the trace it was drawn from
+(`ui.cache.memo_on`): in the 8 ↔ 9 column neither the trace nor its figures are built again,
+in the new-dk column both are. `--view overview` times the overview of all seven stages
+(twelve figures) instead of the weights stage.
 
 The app keeps at most its token cap (longer text is cut with a notice) and draws long
 matrices in blocks, so the table prints the requested n, the tokens kept and the rows of
@@ -87,7 +92,7 @@ def weights_spec(at) -> dict:
     raise RuntimeError("the weights stage drew no weights heatmap")
 
 
-def measure(n: int, repeats: int, timeout: float) -> dict:
+def measure(n: int, repeats: int, timeout: float, view: str = "steps") -> dict:
     from streamlit.testing.v1 import AppTest
 
     quiet_bare_mode_warnings()
@@ -96,6 +101,7 @@ def measure(n: int, repeats: int, timeout: float) -> dict:
     at = AppTest.from_file(str(APP), default_timeout=timeout)
     at.session_state["text"] = sentence(n)
     at.session_state["stage"] = "weights"
+    at.session_state["view"] = view
     started = time.perf_counter()
     at.run()
     first = time.perf_counter() - started
@@ -171,19 +177,21 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600, help="seconds one AppTest run may take")
     parser.add_argument("--every-page", action="store_true", help="instead: every page's rerun with nothing "
                         "changed, at the first of --sizes, on screen and in projector mode")
+    parser.add_argument("--view", choices=["steps", "overview"], default="steps",
+                        help="the step-through's view: the weights stage, or all seven stages at once")
     args = parser.parse_args()
     print(machine_line())
     if args.every_page:
         every_page(args.sizes[0], args.repeats, args.timeout)
         return
-    print(f"the app's token cap: {app_token_cap()}; {args.repeats} timed reruns per column\n")
+    print(f"the app's token cap: {app_token_cap()}; view: {args.view}; {args.repeats} timed reruns per column\n")
     print(
         f"{'n asked':>7} {'kept':>5} {'rows':>5} {'1st run ms':>10} {'8↔9 ms':>7} {'min':>5} {'cpu':>5} "
         f"{'new dk ms':>9} {'cpu':>5} {'× n=16':>6}  target (8↔9 median ≤ {TARGET_MS} ms at n = {TARGET_N})"
     )
     baseline = None
     for n in args.sizes:
-        result = measure(n, args.repeats, args.timeout)
+        result = measure(n, args.repeats, args.timeout, args.view)
         baseline = baseline or (result["cached"] if n == TARGET_N else None)
         ratio = f"{result['cached'] / baseline:>6.1f}" if baseline else f"{'—':>6}"
         verdict = ("met" if result["cached"] * 1e3 <= TARGET_MS else "not met") if n == TARGET_N else "—"

@@ -7,8 +7,9 @@ import pytest
 from apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app, spec_ending
 
 from attention_core import MAX_TOKENS, MaskSpec, ToySettings, build_toy_trace
-from attention_core.figures import MAX_DRAWN_SIDE
+from attention_core.figures import MAX_DRAWN_SIDE, heatmap
 from attention_core.stages import STAGES
+from ui import cache, views
 
 STAGE_NAMES = [stage.name for stage in STAGES]
 
@@ -309,3 +310,47 @@ def test_the_table_of_a_long_matrix_shows_the_window_chosen_in_the_zoom_tab():
     expected = build_toy_trace(settings).attention.weights[100:124, :24]
     (table,) = at.dataframe
     np.testing.assert_allclose(table.value.to_numpy(dtype=float), expected, rtol=1e-6)
+
+
+def _fresh_specs(at) -> list[dict]:
+    """The page's charts built again from nothing: the kept figure specs forgotten, then a rerun."""
+    cache.derived_results.clear()
+    at.run()
+    return plotly_specs(at)
+
+
+def test_a_rerun_with_nothing_changed_builds_no_heatmap_again(monkeypatch):
+    cache.derived_results.clear()  # earlier tests in this process may have drawn dk = 9
+    at = run_app(view="overview")
+    drawn = plotly_specs(at)
+    built = []
+    monkeypatch.setattr(views, "heatmap", lambda *args, **kwargs: built.append(args[1]) or heatmap(*args, **kwargs))
+    at.run()
+    assert not built
+    assert plotly_specs(at) == drawn
+    at.slider(key="dk").set_value(9).run()  # a new trace: each of its matrices built once
+    assert sorted(built) == sorted({name for stage in STAGES for name in stage.matrices})  # weights: drawn twice
+
+
+@pytest.mark.parametrize("view", ["steps", "overview"])
+def test_every_kept_heatmap_is_the_one_its_settings_build(view):
+    """Each change that alters a figure but not the trace, then back: every chart sent equals the
+    one built anew for the settings of that moment (a kept figure missing a setting in its key
+    would be the old one)."""
+    at = run_app(view=view, stage="weights")
+    changes = [
+        ("lang", "zh"),
+        ("display", "projector"),
+        ("highlight", True),
+        ("highlight_j", 3),
+        ("palette", "viridis"),
+        ("lang", "en"),
+        ("display", "screen"),
+        ("highlight", False),
+    ]
+    for key, value in changes:
+        at.session_state[key] = value
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        sent = plotly_specs(at)
+        assert sent == _fresh_specs(at), f"after {key} = {value!r}"

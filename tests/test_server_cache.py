@@ -46,10 +46,12 @@ def alive_megabytes() -> float:
 def empty_caches():
     cache.small_results.clear()
     cache.large_results.clear()
+    cache.derived_results.clear()
     ALLOCATED.clear()
     yield
     cache.small_results.clear()
     cache.large_results.clear()
+    cache.derived_results.clear()
 
 
 def test_many_large_results_stay_within_the_byte_bound():
@@ -247,3 +249,52 @@ def test_the_servers_threads_share_two_heaps_so_freed_memory_is_not_scattered():
         return int(result.stdout.strip())
 
     assert heaps("import") <= cache.MALLOC_ARENAS < heaps("without"), "the cap applies once ui.cache is imported"
+
+
+# --- what is built from a cached result (memo_on) -------------------------------------------
+
+BUILDS: list[tuple] = []
+
+
+def described(result: Result, label: str) -> dict:
+    """A stand-in for a figure's spec: a new dict on every call, and the call recorded."""
+    BUILDS.append((id(result), label))
+    return {"label": label, "first": float(result.values[0]), "numbers": [0.5] * 100}
+
+
+def test_what_is_built_from_a_cached_result_is_built_once_per_arguments():
+    BUILDS.clear()
+    result = cache.memo(allocate, 1, 7)
+    first = cache.memo_on(result, described, "en")
+    assert cache.memo_on(result, described, "en") is first  # kept: the same dict, not built again
+    chinese = cache.memo_on(result, described, "zh")
+    assert chinese == {**first, "label": "zh"} and chinese is not first
+    assert [(id(result), "en"), (id(result), "zh")] == BUILDS
+    other = cache.memo(allocate, 1, 8)  # another result, the same arguments: built from it
+    assert cache.memo_on(other, described, "en")["first"] == 8.0
+
+
+def test_what_is_built_from_a_result_made_on_each_run_is_not_kept():
+    BUILDS.clear()
+    fresh = allocate(1, 3)  # not from memo: a new object on every run (a typed matrix)
+    cache.memo_on(fresh, described, "en")
+    cache.memo_on(fresh, described, "en")
+    assert len(BUILDS) == 2 and len(cache.derived_results) == 0
+    pair = cache.memo(divmod, 7, 2)  # from memo, but a tuple has no weak references: not kept either
+    assert cache.memo_on(pair, lambda numbers, label: (*numbers, label), "en") == (3, 1, "en")
+    assert len(cache.derived_results) == 0
+
+
+def test_what_is_built_goes_with_the_result_it_was_built_from():
+    result = cache.memo(allocate, 1, 5)
+    cache.memo_on(result, described, "en")
+    cache.memo_on(result, described, "zh")
+    kept = cache.memo(allocate, 1, 6)
+    cache.memo_on(kept, described, "en")
+    assert len(cache.derived_results) == 3
+    assert cache.derived_results.bytes >= 3 * 100 * cache.PYTHON_NUMBER_BYTES  # the listed numbers count
+    cache.small_results.drop(lambda key: key[1] == (1, 5))  # the cache lets the first result go
+    del result
+    gc.collect()
+    assert len(cache.derived_results) == 1
+    assert cache.derived_results.get(next(iter(cache.derived_results._entries)))[1]["first"] == 6.0

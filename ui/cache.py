@@ -39,6 +39,8 @@ from .notices import notice_once
 T = TypeVar("T")
 
 MiB = 1024 * 1024
+PYTHON_NUMBER_BYTES = 32
+"""A Python int or float in a list: the object (24 bytes) and the list's pointer to it."""
 
 
 def result_bytes(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> int:
@@ -59,6 +61,8 @@ def result_bytes(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> 
         return int(owner.nbytes)
     if isinstance(value, (str, bytes, bytearray)):
         return len(value)
+    if isinstance(value, (int, float)):
+        return PYTHON_NUMBER_BYTES  # in a list: a figure's numbers sent as JSON lists
     if id(value) in seen:
         return 0
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -125,6 +129,14 @@ class ResultCache:
             self.bytes += size
             return True
 
+    def drop(self, unwanted: Callable[[Hashable], bool]) -> int:
+        """Drop every value whose key is `unwanted`; returns how many."""
+        with self._lock:
+            keys = [key for key in self._entries if unwanted(key)]
+            for key in keys:
+                self.bytes -= self._entries.pop(key).size
+            return len(keys)
+
     def expire(self) -> int:
         """Drop every value idle for longer than the time to live; returns how many."""
         with self._lock:
@@ -153,6 +165,9 @@ small_results = ResultCache(max_entries=256, max_bytes=64 * MiB, ttl=3600)
 """Many small results, kept for an hour of disuse: page switches and reruns are instant."""
 large_results = ResultCache(max_entries=8, max_bytes=192 * MiB, ttl=60)
 """A few large results (two or three 2,048-token traces), forgotten after a minute of disuse."""
+derived_results = ResultCache(max_entries=512, max_bytes=48 * MiB, ttl=600)
+"""What is built from a cached result and sent again on later reruns, such as a figure's final
+spec (`memo_on`): dropped with the result it was built from."""
 SWEEP_SECONDS = 10
 """How often idle results are dropped even when nobody asks for anything."""
 
@@ -197,10 +212,51 @@ def _memo(function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
                 value = function(*args)
             size = result_bytes(value) + result_bytes(args)
             (small_results if size <= SMALL_RESULT_BYTES else large_results).put(key, value, size)
+            _name_result(value)
             return value
         finally:
             with _computing_lock:
                 _computing.pop(key, None)
+
+
+_result_names: dict[int, int] = {}
+"""The number of each result `memo` computed, by the result's id, while the result lives
+(`memo_on`'s key for it: a number is never reused, an id may be once its object is gone)."""
+_next_name = itertools.count()
+
+
+def _name_result(value: Any) -> None:
+    """Give a result `memo` computed a number of its own; when the result is freed, its number
+    and what `memo_on` built from it are dropped."""
+    with _computing_lock:
+        name = next(_next_name)
+    try:
+        weakref.finalize(value, _forget_result, id(value), name)
+    except TypeError:  # a value without weak references (a tuple): nothing is built on it
+        return
+    _result_names[id(value)] = name
+
+
+def _forget_result(identity: int, name: int) -> None:
+    _result_names.pop(identity, None)
+    derived_results.drop(lambda key: key[1] == name)
+
+
+def memo_on(result: Any, function: Callable[..., T], *args: Hashable) -> T:
+    """function(result, *args), computed once per (`result`, args) while `result` lives, for a
+    `result` that `memo` computed (a trace): a figure built from it is sent again on a later
+    rerun without being built again. Shared between sessions, like `result`; the caller must not
+    change the value. For any other `result` (made anew on each run) it is simply computed.
+    """
+    name = _result_names.get(id(result))
+    if name is None:
+        return function(result, *args)
+    key = (f"{function.__module__}.{function.__qualname__}", name, args)
+    found, value = derived_results.get(key)
+    if not found:
+        value = function(result, *args)
+        derived_results.put(key, value, result_bytes(value) + result_bytes(args))
+    return value
 
 
 # --- what a session keeps after its run ---------------------------------------------------
@@ -250,7 +306,7 @@ def release_page_results() -> int:
 def sweep() -> int:
     """Drop the results idle beyond their time to live and give freed memory back to the
     system; returns how many were dropped."""
-    dropped = small_results.expire() + large_results.expire()
+    dropped = small_results.expire() + large_results.expire() + derived_results.expire()
     if dropped:
         _release_free_memory()
     return dropped

@@ -29,7 +29,7 @@ from attention_core.figures.look import with_app_look
 from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
-from .cache import memo
+from .cache import memo, memo_on
 from .display import figure_style, figure_text, panels, projector_mode
 from .language import t
 
@@ -86,8 +86,13 @@ def draw(figure, key: str, **options) -> None:
     figure if that copy holds a new template, typed arrays, or arrays without a
     `datarevision` (`browser_ready`). Without them the second pass costs next to nothing.
     """
+    send(ready_spec(figure), key=key, **options)
+
+
+def send(spec: dict, key: str, **options) -> None:
+    """Send a spec made by `ready_spec` (`draw` without building it: a kept spec sent again)."""
     config = {"displaylogo": False, **options.pop("config", {})}
-    st.plotly_chart(_ReadyFigure(ready_spec(figure)), key=key, config=config, theme=None, **options)
+    st.plotly_chart(_ReadyFigure(spec), key=key, config=config, theme=None, **options)
 
 
 def ready_spec(figure) -> dict:
@@ -215,13 +220,9 @@ def matrix_view(
     if heatmap_tab.open:
         with heatmap_tab:
             narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
-            figure = heatmap(
-                trace, name, text=text, style=style, show_numbers=False if narrow or large else None,
-                highlight=highlight,
-            )
-            if square:
-                figure = restyle(figure, style)
-            draw(figure, key=f"{key}-{name}")
+            show_numbers = False if narrow or large else None
+            spec = memo_on(trace, _heatmap_spec, name, text, style, show_numbers, highlight, square)
+            send(spec, key=f"{key}-{name}")
             if large:
                 st.caption(t("zoom.hint"))
     if zoom_tab is not None and zoom_tab.open:
@@ -240,6 +241,15 @@ def matrix_view(
             frame = matrix_frame(trace, name, window=window)
             number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
             st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
+
+
+def _heatmap_spec(trace, name: str, text, style, show_numbers: bool | None, highlight, square: bool) -> dict:
+    """The spec `matrix_view` sends for its heatmap tab: built once per trace and settings
+    (`memo_on`), since a rerun that changes neither (the overview opened again, a stage
+    revisited, a control that changes no figure) sends the same one. At 2,048 tokens the
+    overview's twelve took about 60 % of its rerun to build."""
+    figure = heatmap(trace, name, text=text, style=style, show_numbers=show_numbers, highlight=highlight)
+    return ready_spec(restyle(figure, style) if square else figure)
 
 
 def matrix_views(trace: ToyTrace, names: tuple[str, ...] | list[str], key: str) -> None:
