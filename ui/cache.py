@@ -210,9 +210,9 @@ def _memo(function: Callable[..., T], args: tuple[Hashable, ...]) -> T:
                     return value
             with _computing_slots:
                 value = function(*args)
+            _name_result(value)  # before another session can find it
             size = result_bytes(value) + result_bytes(args)
             (small_results if size <= SMALL_RESULT_BYTES else large_results).put(key, value, size)
-            _name_result(value)
             return value
         finally:
             with _computing_lock:
@@ -231,9 +231,10 @@ def _name_result(value: Any) -> None:
     with _computing_lock:
         name = next(_next_name)
     try:
-        weakref.finalize(value, _forget_result, id(value), name)
+        forget = weakref.finalize(value, _forget_result, id(value), name)
     except TypeError:  # a value without weak references (a tuple): nothing is built on it
         return
+    forget.atexit = False  # nothing to drop when the server stops
     _result_names[id(value)] = name
 
 
