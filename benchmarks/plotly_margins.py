@@ -108,6 +108,16 @@ def page_figures(page: str, state: dict, dk: int, projector: bool) -> list[dict]
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
+def bare_plotly_tab(browser):
+    """A new tab holding the `plotly` package's plotly.js and an empty element "graph", 900 px wide."""
+    import plotly
+
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.set_content("<div id='graph' style='width: 900px'></div>")
+    tab.add_script_tag(path=str(Path(plotly.__file__).parent / "package_data" / "plotly.min.js"))
+    return tab
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", nargs="+", choices=list(VIEWS), default=list(VIEWS))
@@ -115,16 +125,12 @@ def main() -> None:
     args = parser.parse_args()
     exit_without_chromium()
     quiet_bare_mode_warnings()
-    import plotly
     from playwright.sync_api import sync_playwright
 
-    plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     print(machine_line())
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        tab.set_content("<div id='graph' style='width: 900px'></div>")
-        tab.add_script_tag(path=str(plotly_js))
+        tab = bare_plotly_tab(browser)
         print(f"plotly.js {tab.evaluate('Plotly.version')}, figure width 900 px; {args.repeats} rounds per figure; "
               "ms = sum over the page's figures of each figure's median\n")
         print(f"{'page':<22} {'figures':>7} {'redraws':>7}  {'paint: reserved':>15} {'narrow':>7} {'ratio':>6}  "

@@ -65,6 +65,11 @@ RUNS = {
         ("figures", "app ms", "kept ms", "kept ÷ app"),
         "      1 ",
     ),
+    "heatmap_numbers.py": (
+        ["--rounds", "1", "--runs", "1", "--profile", "1"],
+        ("run", "as sent", "no numbers", "numbers as text"),
+        "  1 ",
+    ),
     "speed_report.py": (
         ["--parts", "rerun", "decoder", "--quick"],
         ("target", "verdict", "measured"),
@@ -73,7 +78,7 @@ RUNS = {
 }
 NEEDS_BROWSER = {
     "browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py",
-    "figure_cost.py", "kept_charts.py",
+    "figure_cost.py", "kept_charts.py", "heatmap_numbers.py",
 }
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
