@@ -14,10 +14,10 @@ value every time (10, 11, …), so the engine recomputes the trace too. Medians 
 run (`time.process_time`): on a shared machine the wall-clock time also counts waiting for
 a core, the CPU time does not. Compare rows with each other, not with another day's table.
 
-Since 2026-12-03 a heatmap's spec is kept with the trace it was drawn from
-(`ui.cache.memo_on`): in the 8 ↔ 9 column neither the trace nor its figures are built again,
-in the new-dk column both are. `--view overview` times the overview of all seven stages
-(twelve figures) instead of the weights stage.
+A heatmap's spec is kept with the trace it was drawn from (`ui.cache.memo_on`): in the
+8 ↔ 9 column neither the trace nor its figures are built again, in the new-dk column both
+are. `--view overview` times the overview of all seven stages (twelve figures) instead of
+the weights stage.
 
 The app keeps at most its token cap (longer text is cut with a notice) and draws long
 matrices in blocks, so the table prints the requested n, the tokens kept and the rows of

@@ -228,8 +228,7 @@ _next_name = itertools.count()
 def _name_result(value: Any) -> None:
     """Give a result `memo` computed a number of its own; when the result is freed, its number
     and what `memo_on` built from it are dropped."""
-    with _computing_lock:
-        name = next(_next_name)
+    name = next(_next_name)  # one call of a C iterator: atomic under the interpreter lock
     try:
         forget = weakref.finalize(value, _forget_result, id(value), name)
     except TypeError:  # a value without weak references (a tuple): nothing is built on it
