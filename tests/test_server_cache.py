@@ -157,6 +157,21 @@ def test_a_trace_is_measured_by_its_arrays():
     assert measured > 4 * 300 * 300 * 4  # at least the four 300 × 300 float32 score and weight matrices
 
 
+def test_a_figure_spec_is_measured_by_its_numbers_strings_and_arrays():
+    array = np.zeros(10)  # 80 bytes, counted once although a view of it is in the spec too
+    spec = {
+        "z": [[1.0, None, 2.0], [3, 4, 5]],  # five numbers; a masked cell (None) is not one
+        "x": ["ab", "c"],
+        "colorscale": [(0.0, "#fff"), (1.0, "#000")],
+        "flag": True,
+        "arr": array,
+        "view": array[2:],
+    }
+    numbers = 5 + 2 + 1  # z, the colour scale's stops, the flag
+    characters = len("ab" "c" "#fff" "#000") + len("z" "x" "colorscale" "flag" "arr" "view")
+    assert cache.result_bytes(spec) == numbers * cache.PYTHON_NUMBER_BYTES + characters + 80
+
+
 def test_at_most_two_results_are_computed_at_once():
     running, most, lock = [0], [0], threading.Lock()
     started = threading.Barrier(6)

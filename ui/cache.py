@@ -43,38 +43,56 @@ PYTHON_NUMBER_BYTES = 32
 """A Python int or float in a list: the object (24 bytes) and the list's pointer to it."""
 
 
-def result_bytes(value: Any, _seen: set[int] | None = None, _depth: int = 0) -> int:
+_NUMBERS = (int, float)  # a bool is an int
+_PLAIN_NUMBERS = frozenset({int, float, bool, type(None)})
+_TEXT = (str, bytes, bytearray)
+_CONTAINERS = (tuple, list, set, frozenset)
+MAX_DEPTH = 12
+"""Containers nested deeper than this are not looked into (no cached value is that deep)."""
+
+
+def result_bytes(value: Any) -> int:
     """The memory a cached value keeps alive: its arrays' buffers (each counted once, views
-    through their base), strings and bytes, found through dataclasses, tuples, lists, sets
-    and dicts. Small Python objects around them are not counted (they are tiny beside the
-    arrays)."""
-    seen = set() if _seen is None else _seen
-    if _depth > 12:
-        return 0
-    if isinstance(value, np.ndarray):
-        owner = value
-        while isinstance(owner.base, np.ndarray):
-            owner = owner.base
-        if id(owner) in seen:
-            return 0
-        seen.add(id(owner))
-        return int(owner.nbytes)
-    if isinstance(value, (str, bytes, bytearray)):
-        return len(value)
-    if isinstance(value, (int, float)):
-        return PYTHON_NUMBER_BYTES  # in a list: a figure's numbers sent as JSON lists
-    if id(value) in seen:
-        return 0
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        seen.add(id(value))
-        return sum(result_bytes(getattr(value, f.name), seen, _depth + 1) for f in dataclasses.fields(value))
-    if isinstance(value, (tuple, list, set, frozenset)):
-        seen.add(id(value))
-        return sum(result_bytes(item, seen, _depth + 1) for item in value)
-    if isinstance(value, dict):
-        seen.add(id(value))
-        return sum(result_bytes(k, seen, _depth + 1) + result_bytes(v, seen, _depth + 1) for k, v in value.items())
-    return 0
+    through their base), strings and bytes, and PYTHON_NUMBER_BYTES per plain number (a
+    figure's numbers sent as JSON lists), found through dataclasses, tuples, lists, sets and
+    dicts. Small Python objects around them are not counted (they are tiny beside the arrays).
+
+    One loop over a stack, not a call per item: a figure's spec is walked each time one is
+    kept, on the rerun after every change.
+    """
+    seen: set[int] = set()
+    total = 0
+    stack = [(value, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, _NUMBERS):
+            total += PYTHON_NUMBER_BYTES
+        elif isinstance(value, _TEXT):
+            total += len(value)
+        elif value is None or depth > MAX_DEPTH or id(value) in seen:
+            continue
+        elif isinstance(value, np.ndarray):
+            owner = value
+            while isinstance(owner.base, np.ndarray):
+                owner = owner.base
+            if id(owner) not in seen:
+                seen.add(id(owner))
+                total += int(owner.nbytes)
+        elif isinstance(value, dict):
+            seen.add(id(value))
+            stack.extend((item, depth + 1) for pair in value.items() for item in pair)
+        elif isinstance(value, _CONTAINERS):
+            seen.add(id(value))
+            kinds = set(map(type, value))
+            if kinds <= _PLAIN_NUMBERS:  # a figure's row of numbers, None for a masked cell
+                nones = value.count(None) if isinstance(value, (tuple, list)) else int(None in value)
+                total += (len(value) - nones) * PYTHON_NUMBER_BYTES
+            else:
+                stack.extend((item, depth + 1) for item in value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            seen.add(id(value))
+            stack.extend((getattr(value, field.name), depth + 1) for field in dataclasses.fields(value))
+    return total
 
 
 @dataclasses.dataclass
