@@ -9,8 +9,9 @@ one-heatmap floor app, and the floor app with its weights printed in the cells, 
 prints them) and each scenario, Chromium's sampling profiler (0.2 ms) records:
 
 - `dk`: a sentence of `--n` words typed in, then `--changes` moves of the dk slider
-  (ArrowRight, ArrowLeft, ...), each waited out until Streamlit is idle and the page has been
-  quiet for a moment; the table shows milliseconds per change.
+  (ArrowUp, ArrowDown, ...: on the step-through ← / → step the stages), each waited out until
+  Streamlit is idle and the page has been quiet for a moment; the script stops if the slider
+  did not move. The table shows milliseconds per change.
 - `first-paint`: the page opened with its default sentence in a tab of a browser that has loaded it twice before (its
   scripts cached, as for a returning student), until the first heatmap's image is drawn;
   the table shows milliseconds for the one opening.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import sys
 from pathlib import Path
 
@@ -141,13 +143,18 @@ def profile_dk(context, url: str, text: str, changes: int, timeout_ms: float) ->
     slider = slider_locator(page)
     slider.focus()
 
+    values = [slider.input_value()]
+
     def move() -> None:
         for step in range(changes):
-            page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
+            page.keyboard.press("ArrowUp" if step % 2 == 0 else "ArrowDown")
             settle(page, timeout_ms)
+            values.append(slider.input_value())
 
     profile = profiled(page, move)
     page.close()
+    if any(before == after for before, after in itertools.pairwise(values)):
+        raise SystemExit(f"the dk slider did not move with every key press: {' → '.join(map(str, values))}")
     return profile
 
 

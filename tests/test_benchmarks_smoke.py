@@ -46,9 +46,9 @@ RUNS = {
         "cell             16 Slider",
     ),
     "browser_profile.py": (
-        ["--apps", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2"],
+        ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2"],
         ("app", "scenario", "busy ms", "plotly", "browser"),
-        "floor          dk",
+        "app            dk",
     ),
     "figure_cost.py": (
         ["--sizes", "16", "--counts", "1", "2", "--mounts", "1"],
