@@ -23,8 +23,10 @@ styled-components chunks; the latter also bundles react-aria's focus helpers), M
 native work not called from a script (style, layout and paint: V8's "(program)") and
 garbage collection. A native call made by a script (getBoundingClientRect, toDataURL, ...)
 counts for the script that made it. Below the table, the calls that took longest, each
-with the chunk that made it. Idle time is left out. The machine is shared: compare rows of
-one run.
+with the chunk that made it. `--trace` records the dk moves once more in Chrome's trace (no
+sampling profiler slowing the scripts down) and prints the main thread's tasks per change with
+the time spent in style, layout, paint and garbage collection; the rest is script. Idle time
+is left out. The machine is shared: compare rows of one run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import collections
 import itertools
+import json
 import sys
 from pathlib import Path
 
@@ -126,13 +129,61 @@ def profiled(page, action) -> dict:
     return profile
 
 
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"]
+TRACE_KINDS = (
+    ("style", ("UpdateLayoutTree", "RecalculateStyles", "ParseAuthorStyleSheet")),
+    ("layout", ("Layout", "UpdateLayerTree", "HitTest")),
+    ("paint", ("Paint", "PrePaint", "Layerize", "Commit", "PaintImage", "Decode Image", "ImageDecodeTask")),
+    ("gc", ("MinorGC", "MajorGC", "BlinkGC.AtomicPhase", "V8.GC_SCAVENGER", "V8.GC_MARK_COMPACTOR")),
+)
+"""Chrome's trace events of the renderer's main thread by kind; the rest of a task's time is script."""
+TRACE_COLUMNS = ("tasks", "script", "style", "layout", "paint", "gc")
+
+
+def traced(page, action) -> list[dict]:
+    """Chrome's trace events of `action()` on `page` (no sampling profiler slowing the scripts)."""
+    browser = page.context.browser
+    browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+    action()
+    return json.loads(browser.stop_tracing())["traceEvents"]
+
+
+def summarise_trace(events: list[dict]) -> collections.Counter:
+    """Milliseconds of the main thread's tasks, and each event's own time (nested events left out) by kind."""
+    main = {(event["pid"], event["tid"]) for event in events
+            if event.get("name") == "thread_name" and event["args"].get("name") == "CrRendererMain"}
+    complete = sorted((event for event in events
+                       if (event["pid"], event["tid"]) in main and event.get("ph") == "X" and "dur" in event),
+                      key=lambda event: (event["pid"], event["tid"], event["ts"], -event["dur"]))
+    kind_of = {name: kind for kind, names in TRACE_KINDS for name in names}
+    by_kind: collections.Counter = collections.Counter()
+    for _, thread_events in itertools.groupby(complete, key=lambda event: (event["pid"], event["tid"])):
+        open_events: list[tuple[float, dict]] = []  # (end, event), innermost last
+        own: list[list] = []  # [event, its own microseconds]
+        for event in thread_events:
+            while open_events and event["ts"] >= open_events[-1][0]:
+                open_events.pop()
+            if open_events:
+                open_events[-1][1][1] -= event["dur"]
+            else:
+                by_kind["tasks"] += event["dur"] / 1000
+            entry = [event, event["dur"]]
+            own.append(entry)
+            open_events.append((event["ts"] + event["dur"], entry))
+        for event, microseconds in own:
+            by_kind[kind_of.get(event["name"], "script")] += microseconds / 1000
+    return by_kind
+
+
 def settle(page, timeout_ms: float) -> None:
     page.wait_for_timeout(100)  # the rerun has begun
     page.wait_for_function(IDLE_JS, timeout=timeout_ms, polling=20)
     page.wait_for_timeout(QUIET_MS)
 
 
-def profile_dk(context, url: str, text: str, changes: int, timeout_ms: float) -> dict:
+def profile_dk(context, url: str, text: str, changes: int, timeout_ms: float, record=None):
+    """`changes` dk moves on a page showing `text`, recorded by `record(page, action)` (the CPU profiler)."""
+    record = record or profiled
     page = context.new_page()
     page.goto(url, timeout=timeout_ms)
     page.wait_for_function(DRAWN_JS, timeout=timeout_ms)
@@ -151,7 +202,7 @@ def profile_dk(context, url: str, text: str, changes: int, timeout_ms: float) ->
             settle(page, timeout_ms)
             values.append(slider.input_value())
 
-    profile = profiled(page, move)
+    profile = record(page, move)
     page.close()
     if any(before == after for before, after in itertools.pairwise(values)):
         raise SystemExit(f"the dk slider did not move with every key press: {' → '.join(map(str, values))}")
@@ -184,6 +235,8 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="+", choices=["dk", "first-paint"], default=["dk", "first-paint"])
     parser.add_argument("--top", type=int, default=6, help="longest calls listed per row")
     parser.add_argument("--timeout", type=float, default=180, help="seconds a page may take")
+    parser.add_argument("--trace", action="store_true",
+                        help="also record the dk moves again in Chrome's trace: the main thread's tasks by kind")
     args = parser.parse_args()
     exit_without_chromium()
     from playwright.sync_api import sync_playwright
@@ -192,7 +245,7 @@ def main() -> None:
     print(f"dk: {args.n} tokens; CPU profile sampled every {SAMPLING_MICROSECONDS} µs; ms of the main thread, idle left"
           f" out; dk: per change ({args.changes} profiled), first-paint: the one opening (scripts cached)\n")
     timeout_ms = args.timeout * 1000
-    rows, calls = [], []
+    rows, calls, traced_rows = [], [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         for name in args.apps:
@@ -213,6 +266,12 @@ def main() -> None:
                     busy = sum(ms for kind, ms in by_category.items() if kind != "idle")
                     rows.append((name, scenario, busy / per, [by_category[kind] / per for kind in CATEGORIES]))
                     calls.append((name, scenario, [(call, ms / per) for call, ms in by_call.most_common(args.top)]))
+                    if scenario == "dk" and args.trace:
+                        context = browser.new_context(viewport=VIEWPORT)
+                        events = profile_dk(context, url, sentence(args.n), args.changes, timeout_ms, record=traced)
+                        context.close()
+                        by_kind = summarise_trace(events)
+                        traced_rows.append((name, [by_kind[kind] / args.changes for kind in TRACE_COLUMNS]))
 
     header = f"{'app':14} {'scenario':12} {'busy ms':>8} " + " ".join(f"{kind:>9}" for kind in CATEGORIES)
     print(header)
@@ -222,6 +281,12 @@ def main() -> None:
     for name, scenario, longest in calls:
         listed = "; ".join(f"{function} ({maker or 'browser'}) {ms:.0f}" for (function, maker), ms in longest)
         print(f"{name:14} {scenario:12} {listed}")
+    if traced_rows:
+        print("\ndk moves again in Chrome's trace, no profiler running: ms per change of the main thread's tasks,"
+              " and each kind's own time in them (script: the rest)")
+        print(f"{'app':14} " + " ".join(f"{kind:>9}" for kind in TRACE_COLUMNS))
+        for name, shares in traced_rows:
+            print(f"{name:14} " + " ".join(f"{share:9.0f}" for share in shares))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ RUNS = {
         "cell             16 Slider",
     ),
     "browser_profile.py": (
-        ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2"],
+        ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2", "--trace"],
         ("app", "scenario", "busy ms", "plotly", "browser"),
         "app            dk",
     ),
@@ -126,6 +126,20 @@ def test_benchmark_prints_its_table(script, runs):
     rows = lines[lines.index(header) + 1 :]
     assert any(line.startswith(row_start) for line in rows), stdout
     assert "Traceback" not in stderr, stderr[-3000:]
+
+
+@pytest.mark.browser
+def test_browser_profile_traces_the_main_thread(runs):
+    """`--trace`: each app's dk moves in Chrome's trace, the main thread's tasks split by kind."""
+    if BROWSER_PROBLEM:
+        pytest.skip(BROWSER_PROBLEM)
+    lines = runs["browser_profile.py"][1].splitlines()
+    header = next(line for line in lines if line.split()[1:] == ["tasks", "script", "style", "layout", "paint", "gc"])
+    rows = {line.split()[0]: [float(value) for value in line.split()[1:]] for line in lines[lines.index(header) + 1 :]}
+    assert set(rows) == {"app", "floor"}, lines
+    for name, (tasks, *kinds) in rows.items():
+        assert tasks > 0, name  # a dk move runs scripts and paints on the main thread
+        assert sum(kinds) <= tasks + len(kinds), name  # the kinds split the tasks (each printed rounded)
 
 
 def test_speed_report_reads_the_decoder_page_when_the_checkpoint_is_installed(runs):
