@@ -14,7 +14,9 @@ in turn, and the table gives the median of `--rounds` per run:
 - "numbers as text": the same strings formatted beforehand and sent as `text`, with
   `texttemplate` "%{text}" (no formatting in the browser);
 - "one text colour": one fixed colour instead of a contrast colour worked out per cell;
-- "no hover" and "no colour bar": the rest of the figure made lighter, for scale.
+- "no hover" and "no colour bar": the rest of the figure made lighter, for scale;
+- "no cell gaps": without the gaps between cells, plotly.js draws the heatmap as one pixel
+  per cell, scaled up, instead of a rectangle per cell on a canvas of the plot's size.
 
 The script stops if a variant does not draw one number per cell (none for "no numbers").
 
@@ -51,6 +53,7 @@ VARIANTS = {  # name: JavaScript that changes `figure` (its heatmap is `heat`) b
     "one text colour": "heat.textfont = Object.assign({}, heat.textfont, {color: '#222222'});",
     "no hover": "figure.layout.hovermode = false;",
     "no colour bar": "heat.showscale = false;",
+    "no cell gaps": "heat.xgap = 0; heat.ygap = 0;",
 }
 
 DRAW_JS = """
