@@ -158,8 +158,8 @@ def summarise_trace(events: list[dict]) -> collections.Counter:
     kind_of = {name: kind for kind, names in TRACE_KINDS for name in names}
     by_kind: collections.Counter = collections.Counter()
     for _, thread_events in itertools.groupby(complete, key=lambda event: (event["pid"], event["tid"])):
-        open_events: list[tuple[float, dict]] = []  # (end, event), innermost last
-        own: list[list] = []  # [event, its own microseconds]
+        own: list[list] = []  # [event, its own microseconds]: its duration less its nested events'
+        open_events: list[tuple[float, list]] = []  # (end, its entry in own), innermost last
         for event in thread_events:
             while open_events and event["ts"] >= open_events[-1][0]:
                 open_events.pop()

@@ -142,6 +142,28 @@ def test_browser_profile_traces_the_main_thread(runs):
         assert sum(kinds) <= tasks + len(kinds), name  # the kinds split the tasks (each printed rounded)
 
 
+def test_a_trace_gives_each_event_its_own_time_on_the_main_thread_only():
+    """A task of 10 ms holding a script call of 6 ms (itself holding a 2 ms layout) and a 1 ms
+    paint: 3 + 4 ms of script, 2 of layout, 1 of paint. Another thread's task is left out."""
+    from browser_profile import summarise_trace  # benchmarks/ is on sys.path (above)
+
+    def complete(name, thread, start_ms, duration_ms):
+        return {"name": name, "ph": "X", "pid": 1, "tid": thread, "ts": start_ms * 1000, "dur": duration_ms * 1000}
+
+    events = [
+        {"name": "thread_name", "ph": "M", "pid": 1, "tid": 2, "args": {"name": "CrRendererMain"}},
+        {"name": "thread_name", "ph": "M", "pid": 1, "tid": 3, "args": {"name": "Compositor"}},
+        complete("RunTask", 2, 0, 10),
+        complete("FunctionCall", 2, 1, 6),
+        complete("Layout", 2, 2, 2),
+        complete("Paint", 2, 8, 1),
+        complete("RunTask", 3, 0, 99),
+        complete("RunTask", 2, 20, 5),
+    ]
+    by_kind = summarise_trace(events)
+    assert dict(by_kind) == {"tasks": 15, "script": 12, "layout": 2, "paint": 1}
+
+
 def test_speed_report_reads_the_decoder_page_when_the_checkpoint_is_installed(runs):
     """The decoder row is measured (a verdict, not "not measured") when the model is installed."""
     _, stdout, _ = runs["speed_report.py"]
