@@ -252,10 +252,10 @@ def opened(page, url: str, timeout_ms: float) -> float:
 class Page:
     """One browser tab on one app page, with the sentence typed in."""
 
-    def __init__(self, context, url: str, n: int, timeout_ms: float):
+    def __init__(self, context, url: str, n: int, timeout_ms: float, load_timeout_ms: float):
         self.page = context.new_page()
         self.page.set_default_timeout(min(timeout_ms, 15_000))  # a control that cannot be found fails fast
-        self.url, self.n, self.timeout_ms = url, n, timeout_ms
+        self.url, self.n, self.timeout_ms, self.load_timeout_ms = url, n, timeout_ms, load_timeout_ms
         self.sentences = [sentence(n), sentence(n, tag="z")]
         self.errors: list[str] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -264,7 +264,7 @@ class Page:
         self.open()
 
     def open(self) -> None:
-        painted = opened(self.page, self.url, self.timeout_ms)
+        painted = opened(self.page, self.url, self.load_timeout_ms)
         if self.first_paint is None:
             self.first_paint = painted
         if self.page.locator('[role="dialog"]').count():  # e.g. a first visit's "Page not found" notice
@@ -388,18 +388,19 @@ def revisit_paint(context, url: str, timeout_ms: float) -> float:
 
 
 def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms: float, budget_s: float,
-                 first_paint: bool = True):
-    """ControlResult for every control of one page at sentence length n."""
+                 first_paint: bool = True, load_timeout_ms: float = 180_000):
+    """ControlResult for every control of one page at sentence length n; a change may take
+    `timeout_ms`, opening the page `load_timeout_ms`."""
     context = browser.new_context(viewport=VIEWPORT)
     context.add_init_script(WATCH_JS)
     results: list[ControlResult] = []
     try:
-        page = Page(context, f"{url}/{path}", n, timeout_ms)
+        page = Page(context, f"{url}/{path}", n, timeout_ms, load_timeout_ms)
         if first_paint:
             results.append(ControlResult(path, "first paint", "opening the page (default sentence)", "page", n,
                                          times=[page.first_paint]))
             results.append(ControlResult(path, "revisit paint", "opening it again, scripts cached", "page", n,
-                                         times=[revisit_paint(context, f"{url}/{path}", timeout_ms)]))
+                                         times=[revisit_paint(context, f"{url}/{path}", load_timeout_ms)]))
         layout = page.controls()
         deadline = time.monotonic() + budget_s
         for kind, index, label, where in layout:
@@ -452,12 +453,25 @@ FLOOR_VARIANTS = (("floor", ""), ("floor+numbers", "?numbers=1"))
 up to 400 cells): one heatmap under a dk slider and a sentence box, nothing else."""
 
 
-def warm_up(browser, url: str, timeout: float) -> None:
-    """A first visit: the server imports the app, and later deep links to its pages work."""
+def warm_up(browser, server: StreamlitServer, timeout: float) -> float:
+    """A first visit: the server imports the app, and later deep links to its pages work.
+
+    Seconds until a heatmap is drawn; if none is within `timeout`, the error says what the
+    page showed and what the server printed (on a busy machine the imports alone take a while).
+    """
     page = browser.new_page()
-    page.goto(url, timeout=timeout * 1000)
-    page.wait_for_selector(".js-plotly-plot", timeout=timeout * 1000)
-    page.close()
+    started = time.monotonic()
+    try:
+        page.goto(server.url, timeout=timeout * 1000)
+        page.wait_for_selector(".js-plotly-plot", timeout=timeout * 1000)
+    except Exception as error:
+        shown = " ".join(page.locator("body").inner_text(timeout=5_000).split())[:300] if not page.is_closed() else ""
+        raise RuntimeError(f"no heatmap on {server.url} within {timeout:g} s of a first visit "
+                           f"({type(error).__name__}).\nThe page showed: {shown!r}\n"
+                           f"The server printed:\n{server.log_tail()}") from error
+    finally:
+        page.close()
+    return time.monotonic() - started
 
 
 def main() -> None:
@@ -468,6 +482,8 @@ def main() -> None:
     parser.add_argument("--all-pages-large", action="store_true",
                         help="measure sizes above 16 on every page, not only those that draw that many tokens")
     parser.add_argument("--timeout", type=float, default=60, help="seconds one change may take")
+    parser.add_argument("--load-timeout", type=float, default=180,
+                        help="seconds opening a page may take (the first visit imports the app)")
     parser.add_argument("--budget", type=float, default=240, help="seconds of changes per page and size")
     parser.add_argument("--floor", action="store_true",
                         help="then time benchmarks/floor_app.py's controls the same way (rows 'floor', not counted)")
@@ -514,20 +530,24 @@ def main() -> None:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         try:
             with StreamlitServer() as server:
-                warm_up(browser, server.url, args.timeout)
+                print(f"first visit (the server imports the app): "
+                      f"{warm_up(browser, server, args.load_timeout):.1f} s", flush=True)
                 for n in args.sizes:
                     for url_path, path in menu:
                         if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
                             continue
                         report(measure_page(browser, server.url, url_path, n, args.repeats, args.timeout * 1000,
-                                            args.budget, first_paint=n == args.sizes[0]), url_path, n)
+                                            args.budget, first_paint=n == args.sizes[0],
+                                            load_timeout_ms=args.load_timeout * 1000), url_path, n)
             if args.floor:
                 with StreamlitServer(app=FLOOR_APP) as server:
-                    warm_up(browser, server.url, args.timeout)
+                    print(f"first visit of the floor app: {warm_up(browser, server, args.load_timeout):.1f} s",
+                          flush=True)
                     for n in args.sizes:
                         for name, query in FLOOR_VARIANTS:
                             report(measure_page(browser, server.url, query, n, args.repeats, args.timeout * 1000,
-                                                args.budget, first_paint=n == args.sizes[0]), name, n, count=False)
+                                                args.budget, first_paint=n == args.sizes[0],
+                                                load_timeout_ms=args.load_timeout * 1000), name, n, count=False)
         finally:
             browser.close()
     print(f"\n{summary['measured']} control(s) measured, {summary['over']} over the target, "

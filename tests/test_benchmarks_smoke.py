@@ -194,6 +194,35 @@ def test_control_latency_times_the_floor_apps_two_controls_with_and_without_numb
 
 
 @pytest.mark.browser
+def test_control_latency_reports_each_servers_first_visit(runs):
+    """The first visit (the server imports the app) is waited for apart from the timed changes."""
+    if BROWSER_PROBLEM:
+        pytest.skip(BROWSER_PROBLEM)
+    lines = runs["control_latency.py"][1].splitlines()
+    for start in ("first visit (the server imports the app): ", "first visit of the floor app: "):
+        (line,) = [line for line in lines if line.startswith(start)]
+        assert float(line.removeprefix(start).removesuffix(" s")) > 0, line
+
+
+@pytest.mark.browser
+def test_a_first_visit_that_draws_nothing_says_what_the_page_and_server_showed():
+    if BROWSER_PROBLEM:
+        pytest.skip(BROWSER_PROBLEM)
+    from _server import CHROMIUM_LAUNCH, FLOOR_APP, StreamlitServer
+    from control_latency import warm_up
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright, StreamlitServer(app=FLOOR_APP) as server:
+        browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
+        try:
+            with pytest.raises(RuntimeError, match=r"no heatmap on .* within 0\.01 s") as raised:
+                warm_up(browser, server, timeout=0.01)
+        finally:
+            browser.close()
+    assert "The page showed: " in str(raised.value) and "You can now view your Streamlit app" in str(raised.value)
+
+
+@pytest.mark.browser
 def test_control_latency_times_each_pages_first_paint_uncached_and_cached(runs):
     if BROWSER_PROBLEM:
         pytest.skip(BROWSER_PROBLEM)
