@@ -335,3 +335,68 @@ def slider_locator(page, label: str = DK_LABEL):
 def text_area_locator(page, label: str = TEXT_LABEL):
     """The sidebar's sentence box (fill it, then press Control+Enter to apply)."""
     return page.locator('[data-testid="stTextArea"]').filter(has_text=label).first.locator("textarea")
+
+
+# --- a server's first visit -------------------------------------------------------------
+
+LOAD_TIMEOUT_S = 180.0
+"""Seconds a page may take to open. A server's first visit imports the app, and on a busy
+machine (the CI's smoke run starts every benchmark at once, load 4 to 5) that alone has taken
+over a minute; every script gives a page this long, and a change its own, shorter limit."""
+
+PAGE_TEXT_JS = "() => document.body ? document.body.innerText.split(/\\s+/).join(' ').trim().slice(0, 300) : ''"
+"""The page's visible text, whitespace collapsed, cut at 300 characters: what a failed visit showed."""
+
+
+def _first_visit_failed(server: StreamlitServer, url: str, timeout: float, error: Exception,
+                        shown: str) -> RuntimeError:
+    return RuntimeError(f"no heatmap on {url} within {timeout:g} s of a first visit ({type(error).__name__}).\n"
+                        f"The page showed: {shown!r}\nThe server printed:\n{server.log_tail()}")
+
+
+def first_visit(browser, server: StreamlitServer, path: str = "", timeout: float = LOAD_TIMEOUT_S) -> float:
+    """Open `server.url + path` once in a new context and wait until a heatmap is drawn and the
+    run is over: the server imports the app, and its first-run caches fill, before anything is timed.
+
+    Seconds from the navigation to the idle page. If no heatmap comes within `timeout`, the
+    error says what the page showed and what the server printed.
+    """
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    url = server.url + path
+    started = time.monotonic()
+    try:
+        page.goto(url, timeout=timeout * 1000)
+        page.wait_for_selector(".js-plotly-plot", timeout=timeout * 1000)
+        page.wait_for_function(IDLE_JS, timeout=timeout * 1000, polling=100)
+    except Exception as error:
+        try:
+            shown = page.evaluate(PAGE_TEXT_JS)
+        except Exception as reading:  # e.g. the page was still navigating
+            shown = f"(not readable: {type(reading).__name__})"
+        raise _first_visit_failed(server, url, timeout, error, shown) from error
+    finally:
+        context.close()
+    return time.monotonic() - started
+
+
+async def first_visit_async(browser, server: StreamlitServer, path: str = "",
+                            timeout: float = LOAD_TIMEOUT_S) -> float:
+    """`first_visit` for Playwright's async API (the concurrent-sessions benchmark)."""
+    context = await browser.new_context(viewport=VIEWPORT)
+    page = await context.new_page()
+    url = server.url + path
+    started = time.monotonic()
+    try:
+        await page.goto(url, timeout=timeout * 1000)
+        await page.wait_for_selector(".js-plotly-plot", timeout=timeout * 1000)
+        await page.wait_for_function(IDLE_JS, timeout=timeout * 1000, polling=100)
+    except Exception as error:
+        try:
+            shown = await page.evaluate(PAGE_TEXT_JS)
+        except Exception as reading:  # e.g. the page was still navigating
+            shown = f"(not readable: {type(reading).__name__})"
+        raise _first_visit_failed(server, url, timeout, error, shown) from error
+    finally:
+        await context.close()
+    return time.monotonic() - started

@@ -11,7 +11,8 @@ fingerprint of the first heatmap's z values, focus the dk slider, press ArrowUp 
 dk = 9, 10, …: a new trace each time) and poll the page every 20 ms until Plotly's data
 for that heatmap has changed. The time from the key press to that moment covers the
 WebSocket round trip, the script rerun, the figure's JSON and Plotly's repaint. One
-warm-up change is not counted. The default sizes are 16 and the largest n the app accepts
+warm-up change is not counted, nor the server's first visit (it imports the app; its time is
+printed after the table, and it may take `--load-timeout`). The default sizes are 16 and the largest n the app accepts
 (its token cap). The machine is shared: compare rows of one run, not runs of two days.
 """
 
@@ -31,10 +32,12 @@ from _server import (
     EXCEPTIONS_JS,
     FIRST_HEATMAP_JS,
     IDLE_JS,
+    LOAD_TIMEOUT_S,
     VIEWPORT,
     StreamlitServer,
     app_token_cap,
     exit_without_chromium,
+    first_visit,
     machine_line,
     sentence,
     slider_locator,
@@ -108,6 +111,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", help="sentence lengths (default: 16 and the app's cap)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=180, help="seconds one change may take")
+    parser.add_argument("--load-timeout", type=float, default=LOAD_TIMEOUT_S,
+                        help="seconds the server's first visit may take (it imports the app)")
     args = parser.parse_args()
     exit_without_chromium()
     from playwright.sync_api import sync_playwright
@@ -121,6 +126,7 @@ def main() -> None:
     with StreamlitServer() as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         try:
+            first_visit_s = first_visit(browser, server, "/?stage=weights", args.load_timeout)
             baseline = None
             for n in sizes:
                 result = measure(browser, server.url, n, cap, args.repeats, args.timeout * 1000)
@@ -135,6 +141,7 @@ def main() -> None:
                 )
         finally:
             browser.close()
+    print(f"first visit (the server imports the app, before the timed rows): {first_visit_s:.1f} s")
 
 
 if __name__ == "__main__":

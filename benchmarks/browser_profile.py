@@ -43,6 +43,7 @@ from _server import (
     CHROMIUM_LAUNCH,
     FLOOR_APP,
     IDLE_JS,
+    LOAD_TIMEOUT_S,
     VIEWPORT,
     StreamlitServer,
     exit_without_chromium,
@@ -234,7 +235,7 @@ def main() -> None:
     parser.add_argument("--apps", nargs="+", choices=list(APPS), default=list(APPS))
     parser.add_argument("--scenarios", nargs="+", choices=["dk", "first-paint"], default=["dk", "first-paint"])
     parser.add_argument("--top", type=int, default=6, help="longest calls listed per row")
-    parser.add_argument("--timeout", type=float, default=180, help="seconds a page may take")
+    parser.add_argument("--timeout", type=float, default=LOAD_TIMEOUT_S, help="seconds a page may take")
     parser.add_argument("--trace", action="store_true",
                         help="also record the dk moves again in Chrome's trace: the main thread's tasks by kind")
     args = parser.parse_args()

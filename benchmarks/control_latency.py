@@ -31,6 +31,9 @@ With `--floor`, `benchmarks/floor_app.py` (one heatmap under the same dk slider 
 box) is then served and timed the same way, as it is and with the weights printed in its
 cells: rows "floor" and "floor+numbers", not counted in the summary. They show what
 Streamlit, Plotly and Chromium take on this machine for one heatmap, whatever the app does.
+
+Before any row, each server gets one untimed first visit (it imports the app); how long that
+took is printed after the table. Opening a page may take `--load-timeout`, a change `--timeout`.
 """
 
 from __future__ import annotations
@@ -49,9 +52,11 @@ from _server import (
     CHROMIUM_LAUNCH,
     EXCEPTION_TEXTS_JS,
     FLOOR_APP,
+    LOAD_TIMEOUT_S,
     VIEWPORT,
     StreamlitServer,
     exit_without_chromium,
+    first_visit,
     machine_line,
     sentence,
     text_area_locator,
@@ -388,7 +393,7 @@ def revisit_paint(context, url: str, timeout_ms: float) -> float:
 
 
 def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms: float, budget_s: float,
-                 first_paint: bool = True, load_timeout_ms: float = 180_000):
+                 first_paint: bool = True, load_timeout_ms: float = LOAD_TIMEOUT_S * 1000):
     """ControlResult for every control of one page at sentence length n; a change may take
     `timeout_ms`, opening the page `load_timeout_ms`."""
     context = browser.new_context(viewport=VIEWPORT)
@@ -453,27 +458,6 @@ FLOOR_VARIANTS = (("floor", ""), ("floor+numbers", "?numbers=1"))
 up to 400 cells): one heatmap under a dk slider and a sentence box, nothing else."""
 
 
-def warm_up(browser, server: StreamlitServer, timeout: float) -> float:
-    """A first visit: the server imports the app, and later deep links to its pages work.
-
-    Seconds until a heatmap is drawn; if none is within `timeout`, the error says what the
-    page showed and what the server printed (on a busy machine the imports alone take a while).
-    """
-    page = browser.new_page()
-    started = time.monotonic()
-    try:
-        page.goto(server.url, timeout=timeout * 1000)
-        page.wait_for_selector(".js-plotly-plot", timeout=timeout * 1000)
-    except Exception as error:
-        shown = " ".join(page.locator("body").inner_text(timeout=5_000).split())[:300] if not page.is_closed() else ""
-        raise RuntimeError(f"no heatmap on {server.url} within {timeout:g} s of a first visit "
-                           f"({type(error).__name__}).\nThe page showed: {shown!r}\n"
-                           f"The server printed:\n{server.log_tail()}") from error
-    finally:
-        page.close()
-    return time.monotonic() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 2048])
@@ -482,7 +466,7 @@ def main() -> None:
     parser.add_argument("--all-pages-large", action="store_true",
                         help="measure sizes above 16 on every page, not only those that draw that many tokens")
     parser.add_argument("--timeout", type=float, default=60, help="seconds one change may take")
-    parser.add_argument("--load-timeout", type=float, default=180,
+    parser.add_argument("--load-timeout", type=float, default=LOAD_TIMEOUT_S,
                         help="seconds opening a page may take (the first visit imports the app)")
     parser.add_argument("--budget", type=float, default=240, help="seconds of changes per page and size")
     parser.add_argument("--floor", action="store_true",
@@ -500,6 +484,7 @@ def main() -> None:
     print(f"{'page':<13} {'n':>5} {'control':<14} {'label':<40} {'where':<7} {'changes':>7} {'median ms':>9} "
           f"{'max ms':>7} {'heatmaps':>8} {'errors':>6}  verdict")
     summary = {"measured": 0, "over": 0, "errors": 0, "skipped": 0}
+    first_visits: dict[str, float] = {}  # printed after the table, untimed: the server imports the app
     started = time.monotonic()
 
     def report(results: list[ControlResult], name: str, n: int, count: bool = True) -> None:
@@ -530,8 +515,7 @@ def main() -> None:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         try:
             with StreamlitServer() as server:
-                print(f"first visit (the server imports the app): "
-                      f"{warm_up(browser, server, args.load_timeout):.1f} s", flush=True)
+                first_visits["the app"] = first_visit(browser, server, timeout=args.load_timeout)
                 for n in args.sizes:
                     for url_path, path in menu:
                         if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
@@ -541,8 +525,7 @@ def main() -> None:
                                             load_timeout_ms=args.load_timeout * 1000), url_path, n)
             if args.floor:
                 with StreamlitServer(app=FLOOR_APP) as server:
-                    print(f"first visit of the floor app: {warm_up(browser, server, args.load_timeout):.1f} s",
-                          flush=True)
+                    first_visits["the floor app"] = first_visit(browser, server, timeout=args.load_timeout)
                     for n in args.sizes:
                         for name, query in FLOOR_VARIANTS:
                             report(measure_page(browser, server.url, query, n, args.repeats, args.timeout * 1000,
@@ -553,6 +536,8 @@ def main() -> None:
     print(f"\n{summary['measured']} control(s) measured, {summary['over']} over the target, "
           f"{summary['errors']} error(s), {summary['skipped']} not measured; {time.monotonic() - started:.0f} s"
           + ("; the floor rows are not counted" if args.floor else ""))
+    print("first visit (the server imports the app, before the timed rows): "
+          + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in first_visits.items()))
 
 
 if __name__ == "__main__":

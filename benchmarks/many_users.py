@@ -49,11 +49,13 @@ from _server import (
     EXCEPTIONS_JS,
     FIRST_HEATMAP_JS,
     FLOOR_APP,
+    LOAD_TIMEOUT_S,
     VIEWPORT,
     StreamlitServer,
     cpu_seconds,
     descendants,
     exit_without_chromium,
+    first_visit_async,
     machine_line,
     percentile,
     slider_locator,
@@ -200,15 +202,6 @@ async def run_session(browser, url: str, user: int, args, result: SessionResult,
     return context
 
 
-async def warm_up(browser, url: str, timeout_s: float, query: str = "") -> None:
-    """One visit, so that imports and first-run caches are not counted as per-session memory."""
-    context = await browser.new_context(viewport=VIEWPORT)
-    page = await context.new_page()
-    await page.goto(f"{url}/?stage=weights{query}", timeout=timeout_s * 1000)
-    await page.wait_for_selector(".js-plotly-plot", timeout=timeout_s * 1000)
-    await context.close()
-
-
 def client_cpu_seconds(server_pid: int) -> float:
     """CPU time of this script's other child processes: Playwright's driver and Chromium."""
     return sum(cpu_seconds(pid) for pid in descendants(os.getpid()) if pid != server_pid)
@@ -221,7 +214,8 @@ async def run_level(users: int, args, app: Path = APP, query: str = "") -> dict:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(**CHROMIUM_LAUNCH)
             try:
-                await warm_up(browser, server.url, args.load_timeout, query)
+                # one visit first, so that imports and first-run caches are not counted as per-session memory
+                await first_visit_async(browser, server, f"/?stage=weights{query}", args.load_timeout)
                 await asyncio.sleep(3)
                 rss_before = server.rss_mib()
                 results = [SessionResult() for _ in range(users)]
@@ -259,7 +253,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=60, help="seconds each session keeps changing settings")
     parser.add_argument("--tokens", type=int, default=12, help="words in each session's sentence")
     parser.add_argument("--timeout", type=float, default=30, help="seconds a change may take before it is an error")
-    parser.add_argument("--load-timeout", type=float, default=180, help="seconds a page may take to load")
+    parser.add_argument("--load-timeout", type=float, default=LOAD_TIMEOUT_S, help="seconds a page may take to load")
     parser.add_argument("--load-concurrency", type=int, default=3, help="pages loading at the same time")
     parser.add_argument("--settle", type=float, default=10, help="seconds between closing the sessions and the "
                         "last memory reading")

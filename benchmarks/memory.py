@@ -32,9 +32,11 @@ from _server import (
     CHROMIUM_LAUNCH,
     EXCEPTIONS_JS,
     IDLE_JS,
+    LOAD_TIMEOUT_S,
     VIEWPORT,
     StreamlitServer,
     exit_without_chromium,
+    first_visit,
     machine_line,
 )
 
@@ -98,7 +100,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=2048)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--settle", type=float, default=180.0, help="seconds to watch after the last session closed")
-    parser.add_argument("--timeout", type=float, default=180.0, help="seconds a link may take to draw")
+    parser.add_argument("--timeout", type=float, default=LOAD_TIMEOUT_S, help="seconds a link may take to draw")
     args = parser.parse_args()
     exit_without_chromium()
 
@@ -113,7 +115,7 @@ def main() -> None:
         def new_context():
             return browser.new_context(viewport=VIEWPORT)
 
-        open_link(new_context, server.url + "/", int(args.timeout * 1000))
+        first_visit(browser, server, "/", args.timeout)
         time.sleep(10)
         warm = server.rss_mib()
         opened = sampler.now()
