@@ -344,6 +344,9 @@ LOAD_TIMEOUT_S = 180.0
 machine (the CI's smoke run starts every benchmark at once, load 4 to 5) that alone has taken
 over a minute; every script gives a page this long, and a change its own, shorter limit."""
 
+FIRST_VISIT_PREFIX = "first visit (the server imports the app, before the timed rows): "
+"""How a script's line of first-visit times begins, printed after its table."""
+
 PAGE_TEXT_JS = "() => document.body ? document.body.innerText.split(/\\s+/).join(' ').trim().slice(0, 300) : ''"
 """The page's visible text, whitespace collapsed, cut at 300 characters: what a failed visit showed."""
 

@@ -31,6 +31,7 @@ from _server import (
     CHROMIUM_LAUNCH,
     EXCEPTIONS_JS,
     FIRST_HEATMAP_JS,
+    FIRST_VISIT_PREFIX,
     IDLE_JS,
     LOAD_TIMEOUT_S,
     VIEWPORT,
@@ -141,7 +142,7 @@ def main() -> None:
                 )
         finally:
             browser.close()
-    print(f"first visit (the server imports the app, before the timed rows): {first_visit_s:.1f} s")
+    print(f"{FIRST_VISIT_PREFIX}{first_visit_s:.1f} s")
 
 
 if __name__ == "__main__":

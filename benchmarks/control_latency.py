@@ -51,6 +51,7 @@ from _server import (
     APP,
     CHROMIUM_LAUNCH,
     EXCEPTION_TEXTS_JS,
+    FIRST_VISIT_PREFIX,
     FLOOR_APP,
     LOAD_TIMEOUT_S,
     VIEWPORT,
@@ -536,8 +537,7 @@ def main() -> None:
     print(f"\n{summary['measured']} control(s) measured, {summary['over']} over the target, "
           f"{summary['errors']} error(s), {summary['skipped']} not measured; {time.monotonic() - started:.0f} s"
           + ("; the floor rows are not counted" if args.floor else ""))
-    print("first visit (the server imports the app, before the timed rows): "
-          + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in first_visits.items()))
+    print(FIRST_VISIT_PREFIX + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in first_visits.items()))
 
 
 if __name__ == "__main__":

@@ -80,20 +80,6 @@ class Sampler:
         return max((mib for at, mib in self.samples if since <= at <= until), default=float("nan"))
 
 
-def open_link(context_factory, url: str, timeout_ms: int) -> tuple[float, int]:
-    """Open `url` in a new context, wait for a heatmap and an idle app; (seconds, exceptions)."""
-    context = context_factory()
-    try:
-        page = context.new_page()
-        started = time.monotonic()
-        page.goto(url)
-        page.wait_for_selector(".js-plotly-plot", timeout=timeout_ms)
-        page.wait_for_function(IDLE_JS, timeout=timeout_ms, polling=200)
-        return time.monotonic() - started, page.evaluate(EXCEPTIONS_JS)
-    finally:
-        context.close()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--links", type=int, default=20)
@@ -155,7 +141,7 @@ def main() -> None:
             if back_at is None and server.rss_mib() <= 1.2 * warm:
                 back_at = sampler.now() - closed
         settled = server.rss_mib()
-        open_link(new_context, server.url + "/", int(args.timeout * 1000))
+        first_visit(browser, server, "/", args.timeout)  # one more new session, waited for as the first
         time.sleep(20)
         visited = server.rss_mib()
         browser.close()

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-from _server import chromium_problem  # noqa: E402
+from _server import FIRST_VISIT_PREFIX, chromium_problem  # noqa: E402
 
 BROWSER_PROBLEM = chromium_problem()
 
@@ -194,9 +194,6 @@ def test_control_latency_times_the_floor_apps_two_controls_with_and_without_numb
         assert len(timed) == 2 and all(line.split()[-1] in ("met", "OVER") for line in timed), stdout
 
 
-FIRST_VISIT_LINE = "first visit (the server imports the app, before the timed rows): "
-
-
 @pytest.mark.browser
 @pytest.mark.parametrize("script, servers", [
     ("control_latency.py", ("the app", "the floor app")),
@@ -214,7 +211,7 @@ def test_each_servers_first_visit_is_reported_after_the_table_not_inside_it(scri
     assert len(visits) == 1 and visits[0] > header, lines
     table = lines[header + 1 : visits[0]]
     assert table and not any("first visit" in line for line in table), lines
-    reported = lines[visits[0]].removeprefix(FIRST_VISIT_LINE)
+    reported = lines[visits[0]].removeprefix(FIRST_VISIT_PREFIX)
     for name in servers:
         assert re.search(rf"\b{name} \d+\.\d s\b", reported), reported
     seconds = [float(value) for value in re.findall(r"(\d+\.\d) s\b", reported)]
