@@ -3,7 +3,9 @@
     python benchmarks/control_latency.py [--sizes 16 2048] [--repeats 3] [--pages step cell ...]
 
 A real server (`streamlit run app.py` on a free local port) and Debian's Chromium driven by
-Playwright. For each page of app.py's PAGES and each sentence length n, the page is opened,
+Playwright. For each page of app.py's PAGES (and each part of a page shown one at a time,
+`ui.url.PAGE_PARTS`, opened by its link: rows "multi-head:combine") and each sentence length
+n, the page is opened,
 a sentence of n distinct words is typed into the sidebar and drawn, and the list of
 controls is read from the page itself: every visible slider, select box, radio group,
 checkbox or toggle, number input, segmented control or pills, text area, text input and
@@ -207,6 +209,20 @@ def pages_in_menu() -> list[tuple[str, str]]:
         if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "PAGES" for target in node.targets):
             return [(entry.elts[3].value, entry.elts[0].value) for entry in node.value.elts]
     raise RuntimeError("no PAGES tuple in app.py")
+
+
+def page_views(menu: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(name, URL path with query, file) of each page's first view and of each of its parts
+    shown one at a time (`ui.url.PAGE_PARTS`): a part's controls are only on the page there."""
+    sys.path.insert(0, str(APP.parent))
+    from ui.url import PAGE_PARTS
+
+    views = []
+    for url_path, path in menu:
+        views.append((url_path, url_path, path))
+        for query in PAGE_PARTS.get(url_path, ()):
+            views.append((f"{url_path}:{query.split('=')[-1]}", f"{url_path}?{query}", path))
+    return views
 
 
 def page_token_caps() -> dict[str, int]:
@@ -482,7 +498,7 @@ def main() -> None:
     print(f"{args.repeats} changes per control; time = action → last DOM change after the rerun "
           f"(quiet {QUIET_MS} ms); target: median ≤ {TARGET_MS[16]} ms at 16 tokens, ≤ {TARGET_MS[2048]} ms at "
           "2048\n")
-    print(f"{'page':<13} {'n':>5} {'control':<14} {'label':<40} {'where':<7} {'changes':>7} {'median ms':>9} "
+    print(f"{'page':<19} {'n':>5} {'control':<14} {'label':<40} {'where':<7} {'changes':>7} {'median ms':>9} "
           f"{'max ms':>7} {'heatmaps':>8} {'errors':>6}  verdict")
     summary = {"measured": 0, "over": 0, "errors": 0, "skipped": 0}
     first_visits: dict[str, float] = {}  # printed after the table, untimed: the server imports the app
@@ -506,7 +522,7 @@ def main() -> None:
                 summary["skipped"] += result.errors < 0
                 summary["measured"] += bool(result.times) and result.errors >= 0
                 summary["over"] += verdict == "OVER"
-            print(f"{name:<13} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
+            print(f"{name:<19} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
                   f"{result.where:<7} {len(result.times):>7} {median:>9} {longest:>7} "
                   f"{result.heatmaps_changed:>8} {max(result.errors, 0):>6}  {verdict}", flush=True)
             for text in dict.fromkeys(result.error_texts):  # each distinct one once, under its row
@@ -518,12 +534,12 @@ def main() -> None:
             with StreamlitServer() as server:
                 first_visits["the app"] = first_visit(browser, server, timeout=args.load_timeout)
                 for n in args.sizes:
-                    for url_path, path in menu:
+                    for name, view, path in page_views(menu):
                         if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
                             continue
-                        report(measure_page(browser, server.url, url_path, n, args.repeats, args.timeout * 1000,
+                        report(measure_page(browser, server.url, view, n, args.repeats, args.timeout * 1000,
                                             args.budget, first_paint=n == args.sizes[0],
-                                            load_timeout_ms=args.load_timeout * 1000), url_path, n)
+                                            load_timeout_ms=args.load_timeout * 1000), name, n)
             if args.floor:
                 with StreamlitServer(app=FLOOR_APP) as server:
                     first_visits["the floor app"] = first_visit(browser, server, timeout=args.load_timeout)

@@ -21,7 +21,7 @@ from ui.display import figure_style, figure_text, panels, projector_mode
 from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.notices import unreadable_character_notice
-from ui.url import DECODER_PROMPT, write_url
+from ui.url import DECODER_PARTS, DECODER_PROMPT, part_named_by_link, write_url
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,
@@ -36,6 +36,10 @@ from ui.views import (
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
+# Below the layer and head pickers the page shows one part at a time (DECODER_PARTS): shown
+# together they were ten figures, every one drawn again by the browser when the layer, the head,
+# the language or the display mode changed (benchmarks/README.md, "the multi-head and decoder
+# pages one part at a time").
 
 DEFAULT_PROMPT = DECODER_PROMPT  # a repeated phrase: the model copies, and induction heads light up
 MAX_STEPS = 10
@@ -248,6 +252,27 @@ def open_head(layer: int, head: int) -> None:
     st.session_state["dec_layer"] = layer + 1
     st.session_state["dec_head"] = head + 1
     st.session_state["dec_stage"] = "weights"
+    st.session_state["dec_part"] = "one_head"
+
+
+def part_picker() -> str:
+    """Which part below the layer and head pickers is shown (a link naming a setting of one part
+    opens that part)."""
+    named = part_named_by_link(
+        {"heads": ("dec_summary",), "cell": ("dec_cell_j",), "finder": ("dec_score",)}, "one_head"
+    )
+    st.session_state.setdefault("dec_part", named)
+    return st.segmented_control(
+        t("decoder.part"), DECODER_PARTS, format_func=option_label("decoder.part"), required=True, key="dec_part",
+        persist_state="session", width="stretch",
+    )
+
+
+def one_head_part(run, layer: int, head: int) -> None:
+    """The chosen head's stages under the part's title."""
+    st.subheader(t("decoder.steps.title"))
+    st.markdown(t("decoder.steps.explain"))
+    one_head(run, layer, head)
 
 
 def head_finder(path: str, layer: int, head: int, words: DecoderFigureText) -> None:
@@ -325,14 +350,14 @@ head = head_column.segmented_control(
     t("decoder.head"), list(range(1, config.num_heads + 1)), required=True, key="dec_head", persist_state="session",
     width="stretch",
 ) - 1
-overview(run, layer, head, words)
-sharing(run, layer, head)
-st.divider()
-st.subheader(t("decoder.steps.title"))
-st.markdown(t("decoder.steps.explain"))
-one_head(run, layer, head)
-st.divider()
-one_cell(run, layer, head)
-st.divider()
-head_finder(path, layer, head, words)
+part = part_picker()
+if part == "heads":
+    overview(run, layer, head, words)
+    sharing(run, layer, head)
+elif part == "one_head":
+    one_head_part(run, layer, head)
+elif part == "cell":
+    one_cell(run, layer, head)
+else:
+    head_finder(path, layer, head, words)
 write_url()

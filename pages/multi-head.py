@@ -23,6 +23,7 @@ from ui.first_run import run_through_app
 from ui.i18n import translate
 from ui.language import language, option_label, t
 from ui.lesson_views import untrained_note
+from ui.url import MULTI_HEAD_PARTS, part_named_by_link
 from ui.views import chart, fully_masked_notice, matrix_view
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
@@ -37,6 +38,10 @@ MULTI_HEAD_FORMULA = (
     r"\mathrm{head}_r = \mathrm{Attention}(QW_r^Q,\ KW_r^K,\ VW_r^V),\quad r = 1, \dots, h\end{gathered}"
 )
 DEFAULT_D_MODEL, DEFAULT_HEADS = 64, 8
+# The page's three parts are shown one at a time (PARTS): shown together they were fourteen
+# heatmaps, every one drawn again by the browser when the sentence, the mask, the language or
+# the display mode changed (benchmarks/README.md, "the multi-head and decoder pages one part at a time").
+PARTS = MULTI_HEAD_PARTS
 CHART_CONFIG = {"displaylogo": False}
 
 
@@ -50,6 +55,20 @@ def head_label() -> Callable[[int], str]:
 def _move(step: int) -> None:
     index = STAGE_NAMES.index(st.session_state.get("mh_stage", STAGE_NAMES[0]))
     st.session_state["mh_stage"] = STAGE_NAMES[min(max(index + step, 0), len(STAGE_NAMES) - 1)]
+
+
+def part_picker() -> str:
+    """Which part of the page is shown (a link naming a head or a stage opens that head's)."""
+    st.session_state.setdefault("mh_part", part_named_by_link({"one_head": ("mh_head", "mh_stage")}, PARTS[0]))
+    return st.segmented_control(
+        t("multi_head.part"),
+        PARTS,
+        format_func=option_label("multi_head.part"),
+        required=True,
+        key="mh_part",
+        persist_state="session",
+        width="stretch",
+    )
 
 
 def multihead_or_stop(settings, d_model: int, num_heads: int):
@@ -216,11 +235,8 @@ trace = multihead_or_stop(settings, d_model, num_heads)
 if trace.is_cross_attention:
     st.caption(t("multi_head.cross", n=len(trace.query_tokens), m=len(trace.key_tokens)))
 
-all_heads(trace)
-st.divider()
-one_head(trace)
-st.divider()
-combine(trace)
+part = part_picker()
+{"heads": all_heads, "one_head": one_head, "combine": combine}[part](trace)
 st.divider()
 st.subheader(t("multi_head.cost.title"))
 st.markdown(

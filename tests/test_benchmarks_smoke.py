@@ -44,7 +44,7 @@ RUNS = {
     "control_latency.py": (
         ["--sizes", "16", "--pages", "cell", "--repeats", "1", "--budget", "60", "--floor"],
         ("page", "control", "median ms", "verdict"),
-        "cell             16 Slider",
+        "cell                   16 Slider",
     ),
     "browser_profile.py": (
         ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2", "--trace"],
@@ -279,7 +279,7 @@ def test_speed_report_gives_both_first_paints_a_verdict():
     import speed_report  # benchmarks/ is on sys.path (above)
 
     table = "\n".join(
-        f"{page:<13} {16:>5} {kind:<14} {'opening':<40} {'page':<7} {1:>7} {ms:>9} {ms:>7} {0:>8} {0:>6}  verdict"
+        f"{page:<19} {16:>5} {kind:<14} {'opening':<40} {'page':<7} {1:>7} {ms:>9} {ms:>7} {0:>8} {0:>6}  verdict"
         for page, kind, ms in (("cell", "first paint", 2400), ("cell", "revisit paint", 1200)))
     lines = {label: (measured, verdict) for label, measured, verdict in speed_report.control_lines(
         {"control_latency": table})}
@@ -287,3 +287,18 @@ def test_speed_report_gives_both_first_paints_a_verdict():
     again = lines["first paint again, scripts cached, every page ≤ 1500 ms"]
     assert "1 over" in first[0] and "NOT MET" in first[1]
     assert "0 over" in again[0] and "NOT MET" not in again[1]
+
+
+def test_control_latency_visits_each_part_of_a_page_shown_one_at_a_time():
+    """The multi-head page shows one part at a time: the controls of the other parts (the head
+    and stage pickers, W_O's figures) are only on the page when their part is open."""
+    import control_latency  # benchmarks/ is on sys.path (above)
+
+    from ui.url import MULTI_HEAD_PARTS
+
+    views = control_latency.page_views([("cell", "pages/cell.py"), ("multi-head", "pages/multi-head.py")])
+    assert views[0] == ("cell", "cell", "pages/cell.py")
+    assert [view for _, view, _ in views[1:]] == ["multi-head"] + [
+        f"multi-head?mh_part={part}" for part in MULTI_HEAD_PARTS[1:]
+    ]
+    assert [name for name, _, _ in views][-1] == "multi-head:combine"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import string
 from pathlib import Path
@@ -85,3 +86,29 @@ def test_chinese_formula_words_are_translated():
     """Words inside formulas (\\text{…}) come from the strings, so they follow the language."""
     for key in ("real_model.formula.word", "real_model.formula.position", "real_model.formula.segment"):
         assert re.search(r"[\u4e00-\u9fff]", translate(key, "zh")), key
+
+
+@pytest.mark.parametrize("script", ["app.py", *sorted(path.name for path in (ROOT / "pages").glob("*.py"))])
+def test_no_page_shows_a_bare_expression_as_text(script):
+    """Streamlit's "magic" writes any bare expression of a page script to the page: a string
+    under a constant, meant as its documentation, would be shown in English whatever the
+    language. Every text of a page comes from a call; only the module's docstring may stand alone."""
+    path = ROOT / script if script == "app.py" else ROOT / "pages" / script
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
+    shown = [
+        f"line {node.lineno}: {ast.unparse(node)[:60]}"
+        for statement in body
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Call | ast.Await)
+        and not _is_function_docstring(node, statement)
+    ]
+    assert not shown, f"{script} would show these as page text: {shown}"
+
+
+def _is_function_docstring(node: ast.Expr, statement: ast.stmt) -> bool:
+    """A function's or class's docstring (Streamlit's magic leaves those alone)."""
+    return any(
+        isinstance(owner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and owner.body[0] is node
+        for owner in ast.walk(statement)
+    )

@@ -34,15 +34,41 @@ def engine_run(model, text: str):
     return run_decoder(model, encode_prompt(model, text))
 
 
+CHARTS_OF_PART = {
+    "heads": ("dec-overview", "dec-gqa-0", "dec-gqa-2"),
+    "one_head": ("dec-step-weights",),
+    "cell": ("dec-cell-locator", "dec-cell-softmax"),
+    "finder": ("dec-finder-grid", "dec-finder-pattern"),
+}
+"""The charts of each part of the page below the layer and head pickers, shown one at a time."""
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_page_runs_in_both_languages_and_shows_every_part(model, lang):
+def test_page_runs_in_both_languages_and_each_part_draws_its_own_charts_only(model, lang):
     at = run_page(lang=lang)
-    ids = chart_ids(at)
-    for part in ("dec-predictions", "dec-overview", "dec-gqa-0", "dec-gqa-2", "dec-step-weights",
-                 "dec-cell-locator", "dec-cell-softmax", "dec-finder-grid", "dec-finder-pattern"):
-        assert any(chart_id.endswith(part) for chart_id in ids), part
-    text = page_text(at)
-    assert ("走进解码器" in text and "因果掩码" in text) if lang == "zh" else "Inside a decoder" in text
+    assert at.segmented_control(key="dec_part").value == "one_head"
+    for shown in ("heads", "one_head", "cell", "finder"):
+        at.segmented_control(key="dec_part").set_value(shown).run()
+        assert not at.exception
+        ids = chart_ids(at)
+        assert any(chart_id.endswith("dec-predictions") for chart_id in ids), "the prediction stays above the parts"
+        for part, keys in CHARTS_OF_PART.items():
+            for key in keys:
+                assert any(chart_id.endswith(key) for chart_id in ids) == (part == shown), (shown, key)
+        text = page_text(at)
+        assert ("走进解码器" in text and "因果掩码" in text) if lang == "zh" else "Inside a decoder" in text
+
+
+def test_a_link_that_names_a_setting_of_one_part_opens_that_part(model):
+    """Links made when every part was on the page at once still show what they pointed at."""
+    for session, part in (
+        ({"dec_stage": "rotary"}, "one_head"),
+        ({"dec_summary": "first_token"}, "heads"),
+        ({"dec_cell_j": 3}, "cell"),
+        ({"dec_score": "previous_token"}, "finder"),
+        ({"dec_score": "previous_token", "dec_part": "cell"}, "cell"),
+    ):
+        assert run_page(**session).segmented_control(key="dec_part").value == part, session
 
 
 def test_top_prediction_sentence_states_the_softmax_of_the_logits(model):
@@ -120,6 +146,7 @@ def test_finder_button_opens_the_strongest_previous_token_head(model):
     at.button(key="dec-open-strongest").click().run()
     assert not at.exception
     assert (at.session_state["dec_layer"], at.session_state["dec_head"]) == (layer + 1, head + 1)
+    assert at.segmented_control(key="dec_part").value == "one_head"
     drawn = heatmap_z(spec_ending(at, "dec-step-weights"))
     expected = engine_run(model, DEFAULT_PROMPT).layers[layer].attention_weights[head]
     causal = np.tril(np.ones_like(expected, dtype=bool))

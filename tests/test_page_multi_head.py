@@ -46,17 +46,33 @@ def _grid(at) -> list[dict]:
     return heatmap_traces(_spec(at, "mh-grid"))
 
 
+def _show(at, part: str):
+    """Open one part of the page ("heads", "one_head" or "combine"), as a click on its picker does."""
+    at.segmented_control(key="mh_part").set_value(part).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+CHARTS_OF_PART = {
+    "heads": ("mh-grid",),
+    "one_head": ("mh-step-qkv-q", "mh-step-qkv-k", "mh-step-qkv-v"),
+    "combine": ("mh-concat", "mh-w-o", "mh-output"),
+}
+
+
 def _page_text(at) -> str:
     parts = [element.value for kind in ("markdown", "caption", "subheader", "title") for element in at.get(kind)]
     return " ".join(parts)
 
 
-def test_default_page_draws_every_part_without_error():
+def test_the_page_opens_on_every_heads_weights_and_each_part_draws_its_own_charts_only():
     at = _open()
-    assert not at.exception
-    ids = chart_ids(at)
-    for key in ("mh-grid", "mh-step-qkv-q", "mh-step-qkv-k", "mh-step-qkv-v", "mh-concat", "mh-w-o", "mh-output"):
-        assert any(chart_id.endswith(key) for chart_id in ids), key
+    assert at.segmented_control(key="mh_part").value == "heads"
+    for shown in ("heads", "one_head", "combine", "heads"):
+        ids = chart_ids(_show(at, shown))
+        for part, keys in CHARTS_OF_PART.items():
+            for key in keys:
+                assert any(chart_id.endswith(key) for chart_id in ids) == (part == shown), (shown, key)
     assert any(r"\mathrm{MultiHead}" in latex.body and "W^O" in latex.body for latex in at.latex)
     assert any(r"\frac{64}{8} = 8" in latex.body for latex in at.latex)
     assert "512 / 8 = 64" in _page_text(at)
@@ -72,7 +88,7 @@ def test_the_grid_draws_every_heads_weights_with_token_labels():
 
 
 def test_changing_h_changes_the_number_of_small_multiples_and_the_picked_heads_weights():
-    at = _open(mh_stage="weights")
+    at = _open()
     assert len(_grid(at)) == 8
     at.segmented_control(key="mh_heads").set_value(4).run()
     assert not at.exception
@@ -80,6 +96,7 @@ def test_changing_h_changes_the_number_of_small_multiples_and_the_picked_heads_w
     assert len(traces) == 4
     titles = [annotation["text"] for annotation in _spec(at, "mh-grid")["layout"]["annotations"]]
     assert titles == [f"head {number}" for number in range(1, 5)]
+    _show(at, "one_head").segmented_control(key="mh_stage").set_value("weights").run()
     at.segmented_control(key="mh_head").set_value(2).run()
     drawn = heatmap_z(_spec(at, "mh-step-weights-weights"))
     expected = _expected_head(DEFAULT, 64, 4, 2).weights
@@ -89,13 +106,13 @@ def test_changing_h_changes_the_number_of_small_multiples_and_the_picked_heads_w
 
 
 def test_changing_d_model_changes_dk_and_the_drawn_widths():
-    at = _open()
+    at = _show(_open(), "one_head")
     at.segmented_control(key="mh_d_model").set_value(128).run()
     assert not at.exception
     assert any(r"\frac{128}{8} = 16" in latex.body for latex in at.latex)
     assert heatmap_z(_spec(at, "mh-step-qkv-q")).shape == (11, 16)
-    assert heatmap_z(_spec(at, "mh-concat")).shape == (11, 128)
-    at.segmented_control(key="mh_d_model").set_value(16).run()
+    assert heatmap_z(_spec(_show(at, "combine"), "mh-concat")).shape == (11, 128)
+    _show(at, "one_head").segmented_control(key="mh_d_model").set_value(16).run()
     assert any(r"\frac{16}{8} = 2" in latex.body for latex in at.latex)
     assert heatmap_z(_spec(at, "mh-step-qkv-q")).shape == (11, 2)
 
@@ -113,7 +130,7 @@ def test_a_stale_number_of_heads_is_clamped_when_d_model_shrinks():
 
 
 def test_concat_and_output_are_drawn_as_the_engine_computes_them_by_hand():
-    at = _open(mh_d_model=16, mh_heads=4)
+    at = _open(mh_d_model=16, mh_heads=4, mh_part="combine")
     heads = [_expected_head(DEFAULT, 16, 4, head).output for head in range(4)]
     concat = np.concatenate(heads, axis=1)
     np.testing.assert_allclose(heatmap_z(_spec(at, "mh-concat")), concat)
@@ -125,7 +142,7 @@ def test_concat_and_output_are_drawn_as_the_engine_computes_them_by_hand():
 
 
 def test_w_o_too_large_to_draw_is_explained_instead():
-    at = _open(mh_d_model=512)
+    at = _open(mh_d_model=512, mh_part="combine")
     assert not at.exception
     assert not any(chart_id.endswith("mh-w-o") for chart_id in chart_ids(at))
     assert any("512 × 512" in info.value for info in at.info)
@@ -133,7 +150,7 @@ def test_w_o_too_large_to_draw_is_explained_instead():
 
 
 def test_cross_attention_draws_n_by_m_weights_for_every_head():
-    at = _open(cross=True, query_text=QUERY_TEXT, mh_stage="weights")
+    at = _open(cross=True, query_text=QUERY_TEXT)
     assert not at.exception
     settings = ToySettings(query_text=QUERY_TEXT)
     traces = _grid(at)
@@ -142,8 +159,9 @@ def test_cross_attention_draws_n_by_m_weights_for_every_head():
         z = decode_array(trace["z"])
         assert z.shape == (7, 11)
         np.testing.assert_allclose(z, _expected_head(settings, 64, 8, head).weights)
+    _show(at, "one_head").segmented_control(key="mh_stage").set_value("weights").run()
     assert _spec(at, "mh-step-weights-weights")["data"][0]["y"][0] == "0:猫"
-    assert heatmap_z(_spec(at, "mh-output")).shape == (7, 64)
+    assert heatmap_z(_spec(_show(at, "combine"), "mh-output")).shape == (7, 64)
 
 
 def test_the_causal_mask_shows_as_gaps_in_every_head():
@@ -159,7 +177,7 @@ def test_the_causal_mask_shows_as_gaps_in_every_head():
 
 
 def test_next_and_previous_walk_through_one_heads_stages():
-    at = _open()
+    at = _show(_open(), "one_head")
     names = ["qkv", "raw_scores", "scaled_scores", "masked_scores", "weights", "output"]
     for expected in names[1:]:
         at.button(key="mh_next").click().run()
@@ -186,8 +204,9 @@ def test_the_page_speaks_chinese(session):
     assert re.search(r"[\u4e00-\u9fff]", text)
     assert "multi_head." not in text, "an untranslated key is shown"
     assert "Why several heads" not in text
-    assert at.segmented_control(key="mh_head").options[:2] == ["头 1", "头 2"]
-    at.segmented_control(key="mh_heads").set_value(2).run()  # the controls still work in Chinese
+    assert at.segmented_control(key="mh_part").options == ["所有头", "逐步看一个头", "拼接与 W_O"]
+    assert _show(at, "one_head").segmented_control(key="mh_head").options[:2] == ["头 1", "头 2"]
+    _show(at, "heads").segmented_control(key="mh_heads").set_value(2).run()  # the controls still work in Chinese
     assert not at.exception
     titles = [annotation["text"] for annotation in _spec(at, "mh-grid")["layout"]["annotations"]]
     assert titles == ["头 1", "头 2"]
@@ -197,8 +216,21 @@ def test_switching_the_language_keeps_the_choices():
     at = _open(mh_d_model=32, mh_heads=4, mh_head=3, mh_stage="weights")
     at.segmented_control(key="lang").set_value("zh").run()
     assert not at.exception
-    assert len(_grid(at)) == 4
+    assert at.segmented_control(key="mh_part").value == "one_head"
     assert any(r"\frac{32}{4} = 8" in latex.body for latex in at.latex)
     np.testing.assert_allclose(
         heatmap_z(_spec(at, "mh-step-weights-weights")), _expected_head(DEFAULT, 32, 4, 3).weights
     )
+    assert len(_grid(_show(at, "heads"))) == 4
+
+
+def test_a_link_that_names_a_head_or_a_stage_opens_the_step_through_of_one_head():
+    """Links made when every part was on the page at once still show what they pointed at."""
+    for session, part in (
+        ({}, "heads"),
+        ({"mh_head": 2}, "one_head"),
+        ({"mh_stage": "weights"}, "one_head"),
+        ({"mh_head": 2, "mh_part": "combine"}, "combine"),
+    ):
+        at = _open(**session)
+        assert at.segmented_control(key="mh_part").value == part, session

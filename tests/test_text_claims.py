@@ -362,9 +362,9 @@ def test_the_multi_head_page_says_whether_head_one_is_the_single_head_now():
         return " ".join(c.value for c in at.caption)
 
     now, differs = strings("multi_head.one_head.first_is_single.now")["en"], "so the step-through page shows other"
-    at = run_app(page="multi-head")  # defaults: sidebar d_model 16, page d_model 64, 8 heads
+    at = run_app(page="multi-head", mh_part="one_head")  # sidebar d_model 16, page d_model 64, 8 heads
     assert differs in caption(at) and now not in caption(at)
-    at = run_app(page="multi-head", d_model=64, dk=8)
+    at = run_app(page="multi-head", mh_part="one_head", d_model=64, dk=8)
     assert now in caption(at) and differs not in caption(at)
 
 

@@ -97,6 +97,10 @@ def test_bad_link_values_show_a_notice_and_never_a_traceback():
         ({"mh_d_model": "512", "mh_heads": "8"}, {"mh_d_model": 512, "mh_heads": 8}, []),
         ({"mh_d_model": "500"}, {}, [("mh_d_model", "dropped", "500")]),
         ({"mh_stage": "embeddings"}, {}, [("mh_stage", "dropped", "embeddings")]),
+        ({"mh_part": "combine"}, {"mh_part": "combine"}, []),
+        ({"mh_part": "everything"}, {}, [("mh_part", "dropped", "everything")]),
+        ({"dec_part": "finder"}, {"dec_part": "finder"}, []),
+        ({"dec_part": "heads,cell"}, {}, [("dec_part", "dropped", "heads,cell")]),
         ({"compare.b.scaled": "false", "compare.a.dk": "64"}, {"compare.b.scaled": False, "compare.a.dk": 64}, []),
     ],
 )
@@ -111,6 +115,8 @@ def test_page_settings_in_the_url_are_checked_too(query, values, problems):
         ("why-sqrt-dk", {"why_dk": "256"}, "why_dk", 256),
         ("masks", {"mask_lab_presets": "causal,window", "mask_lab_window": "3"}, "mask_lab_window", 3),
         ("multi-head", {"mh_d_model": "32", "mh_heads": "4", "mh_head": "2"}, "mh_head", 2),
+        ("multi-head", {"mh_part": "combine"}, "mh_part", "combine"),
+        ("multi-head", {"mh_stage": "weights"}, "mh_part", "one_head"),  # a link from before the parts
         ("compare", {"compare.b.dk": "4", "compare.b.scaled": "true"}, "compare.b.dk", 4),
     ],
 )

@@ -31,6 +31,18 @@ from .settings import DEFAULTS, DISPLAY_MODES, MASK_KINDS, PROJECTIONS
 DECODER_PROMPT = "The cat sat on the mat. The cat sat on the"
 """The decoder page's default prompt (pages/decoder.py uses this one)."""
 DECODER_STAGES = tuple(_DECODER_STAGE_MATRICES)
+MULTI_HEAD_PARTS = ("heads", "one_head", "combine")
+"""The multi-head page's parts, one shown at a time (pages/multi-head.py); the first opens."""
+DECODER_PARTS = ("heads", "one_head", "cell", "finder")
+"""The decoder page's parts below the layer and head pickers, one shown at a time
+(pages/decoder.py); "one_head" opens."""
+PAGE_PARTS = {
+    "multi-head": tuple(f"mh_part={part}" for part in MULTI_HEAD_PARTS[1:]),
+    "decoder": tuple(f"dec_part={part}" for part in DECODER_PARTS if part != "one_head"),
+}
+"""Views of a page beyond the one it opens on, as the query of a link, by the page's URL path:
+parts shown one at a time, whose figures and controls are only there. The browser tests and
+benchmarks that visit every page visit these too."""
 MAX_URL_TEXT = 20_000
 """Longest sentence kept in a link, in bytes once percent-encoded (a Chinese character takes
 9, a letter 1, so 2,048 Chinese characters fit). A longer one is cut when read from a link,
@@ -196,6 +208,7 @@ URL_PARAMS: dict[str, UrlParam] = {
     "mh_heads": UrlParam(8, _integer(1, MAX_HEADS)),
     "mh_head": UrlParam(0, _integer(0, MAX_HEADS - 1)),
     "mh_stage": UrlParam(STAGES[1].name, _choice([stage.name for stage in STAGES[1:]])),  # X is not per head
+    "mh_part": UrlParam(MULTI_HEAD_PARTS[0], _choice(MULTI_HEAD_PARTS)),
     # predict, then reveal (the guesses and the reveal stay out of links: they are the answers)
     "quiz_mode": UrlParam("argmax", _choice(("argmax", "sketch"))),
     "quiz_row": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
@@ -221,7 +234,18 @@ URL_PARAMS: dict[str, UrlParam] = {
     "dec_score": UrlParam("induction", _choice(DECODER_SCORES)),
     "dec_cell_i": UrlParam(ALWAYS, _integer(0, 255)),
     "dec_cell_j": UrlParam(0, _integer(0, 255)),
+    "dec_part": UrlParam("one_head", _choice(DECODER_PARTS)),
 }
+
+
+def part_named_by_link(parts: dict[str, tuple[str, ...]], default: str) -> str:
+    """The part of a page to open when the session has picked none: the first of `parts` (a
+    part → the settings only it shows) with one of them away from its default, as in a link made
+    when every part was on the page at once; else `default`."""
+    for part, keys in parts.items():
+        if any(st.session_state.get(key, URL_PARAMS[key].default) != URL_PARAMS[key].default for key in keys):
+            return part
+    return default
 
 
 def read_url(query: dict[str, str]) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:

@@ -36,7 +36,7 @@ def open_decoder(page, query: str = "") -> None:
     wait_for_app(page, timeout=SLOW)
     page.goto(f"{page.app_url}/decoder{query}")
     wait_for_app(page, timeout=SLOW)
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 8", timeout=SLOW)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2", timeout=SLOW)
     page.wait_for_timeout(1000)
 
 

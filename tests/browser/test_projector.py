@@ -18,6 +18,7 @@ from plotly_page import ARTIFACTS, margin_redraws, wait_for_app
 from attention_core import STAGES
 from attention_core.figures.matrices import DENSE_SIDE, LABEL_EVERY_SIDE
 from ui.i18n import translate
+from ui.url import PAGE_PARTS
 
 MIN_FONT_PX = 18
 
@@ -214,15 +215,26 @@ def _page_paths() -> list[str]:
     return ["" if index == 0 else entry[3] for index, entry in enumerate(ast.literal_eval(table))]
 
 
+def _page_views() -> list[tuple[str, str]]:
+    """(path, query) of every page's first view and of each of its other parts."""
+    return [(path, part) for path in _page_paths() for part in ["", *PAGE_PARTS.get(path, ())]]
+
+
+def _view_id(path: str, part: str) -> str:
+    return (path or "step") + (f"-{part.split('=')[-1]}" if part else "")
+
+
 def _page_cases() -> list:
     return [
-        pytest.param(path, lang, id=f"{path or 'step'}-{lang}") for path in _page_paths() for lang in ("en", "zh")
+        pytest.param(path, part, lang, id=f"{_view_id(path, part)}-{lang}")
+        for path, part in _page_views()
+        for lang in ("en", "zh")
     ]
 
 
-@pytest.mark.parametrize(("path", "lang"), _page_cases())
-def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(page, path, lang):
-    _open_in_projector_mode(page, path, f"lang={lang}")
+@pytest.mark.parametrize(("path", "part", "lang"), _page_cases())
+def test_every_page_in_projector_mode_has_large_labels_and_no_overlapping_text(page, path, part, lang):
+    _open_in_projector_mode(page, path, "&".join(filter(None, [f"lang={lang}", part])))
     _check_projector_figures(page, path)
     assert not margin_redraws(page), f"/{path}: a figure's labels did not fit its margins: Plotly drew it twice"
 
@@ -232,12 +244,12 @@ LONG_WORDS = ("汽车", "自行车")
 
 
 @pytest.mark.parametrize(("tokens", "lang"), [(LABEL_EVERY_SIDE, "en"), (DENSE_SIDE, "zh")])
-@pytest.mark.parametrize("path", _page_paths(), ids=lambda path: path or "step")
-def test_every_figure_fits_the_projector_screen_with_a_long_sentence(page, path, tokens, lang):
+@pytest.mark.parametrize(("path", "part"), _page_views(), ids=[_view_id(*view) for view in _page_views()])
+def test_every_figure_fits_the_projector_screen_with_a_long_sentence(page, path, part, tokens, lang):
     """A class types a longer sentence: up to LABEL_EVERY_SIDE tokens every row is labelled, up
     to DENSE_SIDE the cells keep their gaps. Every figure still fits the screen, labels apart."""
     words = [LONG_WORDS[index // 3 % 2] if index % 3 == 2 else f"w{index}" for index in range(tokens)]
-    _open_in_projector_mode(page, path, f"lang={lang}&text=" + "+".join(words))
+    _open_in_projector_mode(page, path, "&".join(filter(None, [f"lang={lang}", part, "text=" + "+".join(words)])))
     _check_projector_figures(page, path)
 
 
