@@ -295,9 +295,12 @@ class Page:
         box = text_area_locator(self.page)
         if box.count() and box.is_enabled():
             self.change(lambda: (box.fill(self.sentences[0]), box.press("Control+Enter")))
-        for expander in self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details:not([open]) '
-                                          'summary').all():
-            expander.click()  # client side only: no rerun
+        # by position among all of them: a list of the closed ones shrinks as each opens, so its
+        # second entry could be gone by the time the first has been clicked
+        expanders = self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details')
+        for index in range(expanders.count()):
+            if expanders.nth(index).get_attribute("open") is None:
+                expanders.nth(index).locator("summary").click()  # client side only: no rerun
         self.page.wait_for_timeout(QUIET_MS)
 
     def settle(self, finished_before: int) -> None:
