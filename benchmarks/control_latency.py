@@ -417,6 +417,7 @@ def measure_page(browser, url: str, path: str, n: int, repeats: int, timeout_ms:
     """ControlResult for every control of one page at sentence length n; a change may take
     `timeout_ms`, opening the page `load_timeout_ms`."""
     context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(max(timeout_ms, 15_000))  # a busy machine: a click may wait for a rerun
     context.add_init_script(WATCH_JS)
     results: list[ControlResult] = []
     try:
@@ -497,6 +498,7 @@ def main() -> None:
 
     caps = page_token_caps()
     menu = [(url_path, path) for url_path, path in pages_in_menu() if not args.pages or url_path in args.pages]
+    views = page_views(menu)  # imported now, not while a page is being measured
     print(machine_line())
     print(f"{args.repeats} changes per control; time = action → last DOM change after the rerun "
           f"(quiet {QUIET_MS} ms); target: median ≤ {TARGET_MS[16]} ms at 16 tokens, ≤ {TARGET_MS[2048]} ms at "
@@ -537,7 +539,7 @@ def main() -> None:
             with StreamlitServer() as server:
                 first_visits["the app"] = first_visit(browser, server, timeout=args.load_timeout)
                 for n in args.sizes:
-                    for name, view, path in page_views(menu):
+                    for name, view, path in views:
                         if n > 16 and (caps[path] < n or path in SMALL_INPUT_ONLY) and not args.all_pages_large:
                             continue
                         report(measure_page(browser, server.url, view, n, args.repeats, args.timeout * 1000,
