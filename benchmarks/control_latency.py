@@ -78,6 +78,8 @@ PAINT_KINDS = ("first paint", "revisit paint")
 """The rows of a page's openings: nothing cached, and again with the browser's cache."""
 QUIET_MS = 300
 """A repaint is over once neither the DOM nor the WebSocket has changed for this long."""
+NAME_WIDTH = 22
+"""Width of the table's page column: the longest view's name, "why-sqrt-dk:saturation"."""
 
 WATCH_JS = r"""
 (() => {
@@ -503,7 +505,7 @@ def main() -> None:
     print(f"{args.repeats} changes per control; time = action → last DOM change after the rerun "
           f"(quiet {QUIET_MS} ms); target: median ≤ {TARGET_MS[16]} ms at 16 tokens, ≤ {TARGET_MS[2048]} ms at "
           "2048\n")
-    print(f"{'page':<19} {'n':>5} {'control':<14} {'label':<40} {'where':<7} {'changes':>7} {'median ms':>9} "
+    print(f"{'page':<{NAME_WIDTH}} {'n':>5} {'control':<14} {'label':<40} {'where':<7} {'changes':>7} {'median ms':>9} "
           f"{'max ms':>7} {'heatmaps':>8} {'errors':>6}  verdict")
     summary = {"measured": 0, "over": 0, "errors": 0, "skipped": 0}
     first_visits: dict[str, float] = {}  # printed after the table, untimed: the server imports the app
@@ -527,7 +529,7 @@ def main() -> None:
                 summary["skipped"] += result.errors < 0
                 summary["measured"] += bool(result.times) and result.errors >= 0
                 summary["over"] += verdict == "OVER"
-            print(f"{name:<19} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
+            print(f"{name:<{NAME_WIDTH}} {n:>5} {result.kind.removeprefix('st'):<14} {result.label[:40]:<40} "
                   f"{result.where:<7} {len(result.times):>7} {median:>9} {longest:>7} "
                   f"{result.heatmaps_changed:>8} {max(result.errors, 0):>6}  {verdict}", flush=True)
             for text in dict.fromkeys(result.error_texts):  # each distinct one once, under its row

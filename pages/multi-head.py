@@ -38,10 +38,9 @@ MULTI_HEAD_FORMULA = (
     r"\mathrm{head}_r = \mathrm{Attention}(QW_r^Q,\ KW_r^K,\ VW_r^V),\quad r = 1, \dots, h\end{gathered}"
 )
 DEFAULT_D_MODEL, DEFAULT_HEADS = 64, 8
-# The page's three parts are shown one at a time (PARTS): shown together they were fourteen
+# The page's three parts are shown one at a time (MULTI_HEAD_PARTS): shown together they were fourteen
 # heatmaps, every one drawn again by the browser when the sentence, the mask, the language or
 # the display mode changed (benchmarks/README.md, "the multi-head and decoder pages one part at a time").
-PARTS = MULTI_HEAD_PARTS
 CHART_CONFIG = {"displaylogo": False}
 
 
@@ -59,10 +58,12 @@ def _move(step: int) -> None:
 
 def part_picker() -> str:
     """Which part of the page is shown (a link naming a head or a stage opens that head's)."""
-    st.session_state.setdefault("mh_part", part_named_by_link({"one_head": ("mh_head", "mh_stage")}, PARTS[0]))
+    st.session_state.setdefault(
+        "mh_part", part_named_by_link({"one_head": ("mh_head", "mh_stage")}, MULTI_HEAD_PARTS[0])
+    )
     return st.segmented_control(
         t("multi_head.part"),
-        PARTS,
+        MULTI_HEAD_PARTS,
         format_func=option_label("multi_head.part"),
         required=True,
         key="mh_part",

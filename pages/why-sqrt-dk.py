@@ -36,7 +36,8 @@ from ui.cache import memo, trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text, panels
 from ui.first_run import run_through_app
-from ui.language import t
+from ui.language import option_label, t
+from ui.url import WHY_SQRT_DK_PARTS
 from ui.views import chart, fully_masked_notice
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
@@ -82,11 +83,6 @@ with st.container(border=True):
     st.caption(t("why_sqrt_dk.sampling", seed=settings.seed, pairs=HISTOGRAM_PAIRS, rows=SWEEP_ROWS, m=num_keys))
     st.caption(t("why_sqrt_dk.which_dk", dk=dk, sidebar_dk=settings.dk))
 
-sample = memo(sample_dot_products, dk, HISTOGRAM_PAIRS, settings.seed)
-spread = dot_product_spread(sample)
-sweep = memo(scaling_sweep, DKS, num_keys, SWEEP_ROWS, settings.seed, temperature)
-pair = memo(sample_attention_pair, dk, num_keys, SWEEP_ROWS, settings.seed, temperature)
-at_dk = sweep_index(sweep, dk)
 plain = temperature == 1.0
 text = ScalingText(
     dk_axis=t("why_sqrt_dk.figure.dk_axis"),
@@ -110,128 +106,170 @@ text = ScalingText(
     weight_axis=t("why_sqrt_dk.figure.weight"),
 )
 
-# ---------------------------------------------------------------- 1 · the spread of q·k
-st.header(t("why_sqrt_dk.spread.title"), divider="gray")
-st.markdown(t("why_sqrt_dk.spread.explain"))
-st.latex(
-    r"\mathrm{E}[q\cdot k]=\sum_{i=1}^{d_k}\mathrm{E}[q_i]\,\mathrm{E}[k_i]=0,\qquad"
-    r"\mathrm{Var}(q\cdot k)=\sum_{i=1}^{d_k}\mathrm{Var}(q_i k_i)=d_k,\qquad"
-    r"\mathrm{std}(q\cdot k)=\sqrt{d_k}"
-)
-st.markdown(t("why_sqrt_dk.spread.conclusion"))
-chart(
-    dot_product_histograms(
-        sample,
-        raw_title=t("why_sqrt_dk.hist.raw", std=spread.raw_std, dk=dk, theory=spread.theory_raw_std),
-        scaled_title=t("why_sqrt_dk.hist.scaled", std=spread.scaled_std, dk=dk),
-        text=text,
-    ),
-    key="why-dk-histograms",
-    config=CHART,
-)
-st.caption(t("why_sqrt_dk.hist.caption", pairs=HISTOGRAM_PAIRS))
-std_column, std_text_column = panels([3, 2], vertical_alignment="center")  # stacked on a projector
-with std_column:
-    chart(std_against_dk(sweep, dk, text), key="why-dk-std", config=CHART)
-with std_text_column:
-    level = (
-        t("why_sqrt_dk.std.level_one")
-        if plain
-        else t("why_sqrt_dk.std.level_temperature", temperature=temperature)
+
+def part_picker() -> str:
+    """Which of the four sections is shown. Shown together they were eight charts, every one drawn
+    again by the browser when the display mode, the colours or the language changed, and at 2,048
+    tokens the sentence's two heatmaps were sent again on every move of the experiment's sliders
+    (benchmarks/README.md, "the √dk page one section at a time")."""
+    st.session_state.setdefault("why_part", WHY_SQRT_DK_PARTS[0])
+    return st.segmented_control(
+        t("why_sqrt_dk.part"),
+        WHY_SQRT_DK_PARTS,
+        format_func=option_label("why_sqrt_dk.part"),
+        required=True,
+        key="why_part",
+        persist_state="session",
+        width="stretch",
     )
-    st.markdown(t("why_sqrt_dk.std.explain", level=level))
+
+
+def sweep():
+    """Max weight, entropy, spread and gradient of SWEEP_ROWS sampled rows at every dk of DKS."""
+    return memo(scaling_sweep, DKS, num_keys, SWEEP_ROWS, settings.seed, temperature)
+
+
+# ---------------------------------------------------------------- 1 · the spread of q·k
+def spread_part() -> None:
+    sample = memo(sample_dot_products, dk, HISTOGRAM_PAIRS, settings.seed)
+    spread = dot_product_spread(sample)
+    st.header(t("why_sqrt_dk.spread.title"), divider="gray")
+    st.markdown(t("why_sqrt_dk.spread.explain"))
+    st.latex(
+        r"\mathrm{E}[q\cdot k]=\sum_{i=1}^{d_k}\mathrm{E}[q_i]\,\mathrm{E}[k_i]=0,\qquad"
+        r"\mathrm{Var}(q\cdot k)=\sum_{i=1}^{d_k}\mathrm{Var}(q_i k_i)=d_k,\qquad"
+        r"\mathrm{std}(q\cdot k)=\sqrt{d_k}"
+    )
+    st.markdown(t("why_sqrt_dk.spread.conclusion"))
+    chart(
+        dot_product_histograms(
+            sample,
+            raw_title=t("why_sqrt_dk.hist.raw", std=spread.raw_std, dk=dk, theory=spread.theory_raw_std),
+            scaled_title=t("why_sqrt_dk.hist.scaled", std=spread.scaled_std, dk=dk),
+            text=text,
+        ),
+        key="why-dk-histograms",
+        config=CHART,
+    )
+    st.caption(t("why_sqrt_dk.hist.caption", pairs=HISTOGRAM_PAIRS))
+    std_column, std_text_column = panels([3, 2], vertical_alignment="center")  # stacked on a projector
+    with std_column:
+        chart(std_against_dk(sweep(), dk, text), key="why-dk-std", config=CHART)
+    with std_text_column:
+        level = (
+            t("why_sqrt_dk.std.level_one") if plain else t("why_sqrt_dk.std.level_temperature", temperature=temperature)
+        )
+        st.markdown(t("why_sqrt_dk.std.explain", level=level))
+
 
 # ---------------------------------------------------------------- 2 · softmax saturation
-st.header(t("why_sqrt_dk.saturation.title"), divider="gray")
-row_column, saturation_text_column = panels([3, 2], vertical_alignment="center")
-with row_column:
-    chart(
-        weight_row_bars(pair, title=t("why_sqrt_dk.row.title", m=num_keys, dk=dk), text=text),
-        key="why-dk-row",
-        config=CHART,
-    )
-with saturation_text_column:
-    st.markdown(t("why_sqrt_dk.saturation.explain"))
-    st.markdown(
-        t(
-            "why_sqrt_dk.saturation.measured",
-            dk=dk,
-            rows=SWEEP_ROWS,
-            m=num_keys,
-            max_unscaled=sweep.max_weight_unscaled[at_dk],
-            max_scaled=sweep.max_weight_scaled[at_dk],
-            entropy_unscaled=sweep.entropy_unscaled[at_dk],
-            entropy_scaled=sweep.entropy_scaled[at_dk],
-            uniform_entropy=sweep.uniform_entropy,
+def saturation_part() -> None:
+    measured = sweep()
+    at_dk = sweep_index(measured, dk)
+    pair = memo(sample_attention_pair, dk, num_keys, SWEEP_ROWS, settings.seed, temperature)
+    st.header(t("why_sqrt_dk.saturation.title"), divider="gray")
+    row_column, saturation_text_column = panels([3, 2], vertical_alignment="center")
+    with row_column:
+        chart(
+            weight_row_bars(pair, title=t("why_sqrt_dk.row.title", m=num_keys, dk=dk), text=text),
+            key="why-dk-row",
+            config=CHART,
         )
-    )
-max_weight_column, entropy_column = panels(2)
-with max_weight_column:
-    chart(max_weight_against_dk(sweep, dk, text), key="why-dk-max-weight", config=CHART)
-with entropy_column:
-    chart(entropy_against_dk(sweep, dk, text), key="why-dk-entropy", config=CHART)
-st.caption(t("why_sqrt_dk.entropy.explain"))
+    with saturation_text_column:
+        st.markdown(t("why_sqrt_dk.saturation.explain"))
+        st.markdown(
+            t(
+                "why_sqrt_dk.saturation.measured",
+                dk=dk,
+                rows=SWEEP_ROWS,
+                m=num_keys,
+                max_unscaled=measured.max_weight_unscaled[at_dk],
+                max_scaled=measured.max_weight_scaled[at_dk],
+                entropy_unscaled=measured.entropy_unscaled[at_dk],
+                entropy_scaled=measured.entropy_scaled[at_dk],
+                uniform_entropy=measured.uniform_entropy,
+            )
+        )
+    max_weight_column, entropy_column = panels(2)
+    with max_weight_column:
+        chart(max_weight_against_dk(measured, dk, text), key="why-dk-max-weight", config=CHART)
+    with entropy_column:
+        chart(entropy_against_dk(measured, dk, text), key="why-dk-entropy", config=CHART)
+    st.caption(t("why_sqrt_dk.entropy.explain"))
+
 
 # ---------------------------------------------------------------- 3 · vanishing gradients
-st.header(t("why_sqrt_dk.gradient.title"), divider="gray")
-st.markdown(t("why_sqrt_dk.gradient.explain"))
-st.latex(r"J=\frac{\partial p}{\partial s}=\mathrm{diag}(p)-p\,p^\top,\qquad J_{ij}=p_i\,(\delta_{ij}-p_j)")
-gradient_column, gradient_text_column = panels([3, 2], vertical_alignment="center")
-with gradient_column:
-    chart(jacobian_against_dk(sweep, dk, text), key="why-dk-jacobian", config=CHART)
-with gradient_text_column:
-    st.markdown(t("why_sqrt_dk.gradient.conclusion"))
-    st.markdown(
-        t(
-            "why_sqrt_dk.gradient.measured",
-            dk=dk,
-            unscaled=sweep.jacobian_norm_unscaled[at_dk],
-            scaled=sweep.jacobian_norm_scaled[at_dk],
+def gradient_part() -> None:
+    measured = sweep()
+    at_dk = sweep_index(measured, dk)
+    st.header(t("why_sqrt_dk.gradient.title"), divider="gray")
+    st.markdown(t("why_sqrt_dk.gradient.explain"))
+    st.latex(r"J=\frac{\partial p}{\partial s}=\mathrm{diag}(p)-p\,p^\top,\qquad J_{ij}=p_i\,(\delta_{ij}-p_j)")
+    gradient_column, gradient_text_column = panels([3, 2], vertical_alignment="center")
+    with gradient_column:
+        chart(jacobian_against_dk(measured, dk, text), key="why-dk-jacobian", config=CHART)
+    with gradient_text_column:
+        st.markdown(t("why_sqrt_dk.gradient.conclusion"))
+        st.markdown(
+            t(
+                "why_sqrt_dk.gradient.measured",
+                dk=dk,
+                unscaled=measured.jacobian_norm_unscaled[at_dk],
+                scaled=measured.jacobian_norm_scaled[at_dk],
+            )
         )
-    )
+
 
 # ---------------------------------------------------------------- 4 · the user's own sentence
-st.header(t("why_sqrt_dk.sentence.title"), divider="gray")
-unscaled_trace = trace_or_stop(replace(settings, scale=softmax_scale(settings.dk, scaled=False)))
-scaled_trace = trace_or_stop(replace(settings, scale=softmax_scale(settings.dk, temperature)))
-numbers = len(scaled_trace.key_tokens) <= MAX_KEYS_WITH_NUMBERS
-st.markdown(
-    t(
-        "why_sqrt_dk.sentence.explain",
-        dk=settings.dk,
-        n=len(scaled_trace.query_tokens),
-        m=len(scaled_trace.key_tokens),
-        temperature=temperature,
+def sentence_part() -> None:
+    st.header(t("why_sqrt_dk.sentence.title"), divider="gray")
+    unscaled_trace = trace_or_stop(replace(settings, scale=softmax_scale(settings.dk, scaled=False)))
+    scaled_trace = trace_or_stop(replace(settings, scale=softmax_scale(settings.dk, temperature)))
+    numbers = len(scaled_trace.key_tokens) <= MAX_KEYS_WITH_NUMBERS
+    st.markdown(
+        t(
+            "why_sqrt_dk.sentence.explain",
+            dk=settings.dk,
+            n=len(scaled_trace.query_tokens),
+            m=len(scaled_trace.key_tokens),
+            temperature=temperature,
+        )
     )
-)
-off_column, on_column = panels(2)  # stacked on a projector
-with off_column:
-    chart(
-        heatmap(
-            unscaled_trace, "weights", text=figure_text(), title=t("why_sqrt_dk.weights.off"), show_numbers=numbers
-        ),
-        key="why-dk-weights-off",
-        config=CHART,
+    off_column, on_column = panels(2)  # stacked on a projector
+    with off_column:
+        chart(
+            heatmap(
+                unscaled_trace, "weights", text=figure_text(), title=t("why_sqrt_dk.weights.off"), show_numbers=numbers
+            ),
+            key="why-dk-weights-off",
+            config=CHART,
+        )
+    with on_column:
+        on_title = (
+            t("why_sqrt_dk.weights.on", dk=settings.dk)
+            if plain
+            else t("why_sqrt_dk.weights.on_temperature", dk=settings.dk, temperature=temperature)
+        )
+        chart(
+            heatmap(scaled_trace, "weights", text=figure_text(), title=on_title, show_numbers=numbers),
+            key="why-dk-weights-on",
+            config=CHART,
+        )
+    fully_masked_notice(scaled_trace)
+    st.caption(
+        t("why_sqrt_dk.sentence.try.identity" if settings.projection == "identity" else "why_sqrt_dk.sentence.try")
     )
-with on_column:
-    on_title = (
-        t("why_sqrt_dk.weights.on", dk=settings.dk)
-        if plain
-        else t("why_sqrt_dk.weights.on_temperature", dk=settings.dk, temperature=temperature)
-    )
-    chart(
-        heatmap(scaled_trace, "weights", text=figure_text(), title=on_title, show_numbers=numbers),
-        key="why-dk-weights-on",
-        config=CHART,
-    )
-fully_masked_notice(scaled_trace)
-st.caption(t("why_sqrt_dk.sentence.try.identity" if settings.projection == "identity" else "why_sqrt_dk.sentence.try"))
 
-st.subheader(t("why_sqrt_dk.temperature.title"))
-st.markdown(t("why_sqrt_dk.temperature.explain"))
-st.latex(
-    r"\mathrm{softmax}\!\left(\frac{QK^\top}{T\sqrt{d_k}}\right)=\mathrm{softmax}(QK^\top\cdot s),\qquad "
-    rf"s=\frac{{1}}{{T\sqrt{{d_k}}}}=\frac{{1}}{{{temperature:g}\cdot\sqrt{{{settings.dk}}}}}"
-    rf"={scaled_trace.attention.scale:.4f}"
-)
+    st.subheader(t("why_sqrt_dk.temperature.title"))
+    st.markdown(t("why_sqrt_dk.temperature.explain"))
+    st.latex(
+        r"\mathrm{softmax}\!\left(\frac{QK^\top}{T\sqrt{d_k}}\right)=\mathrm{softmax}(QK^\top\cdot s),\qquad "
+        rf"s=\frac{{1}}{{T\sqrt{{d_k}}}}=\frac{{1}}{{{temperature:g}\cdot\sqrt{{{settings.dk}}}}}"
+        rf"={scaled_trace.attention.scale:.4f}"
+    )
+
+
+{"spread": spread_part, "saturation": saturation_part, "gradient": gradient_part, "sentence": sentence_part}[
+    part_picker()
+]()
 st.success(t("why_sqrt_dk.takeaway"))

@@ -277,9 +277,11 @@ def test_control_latency_times_each_pages_first_paint_uncached_and_cached(runs):
 def test_speed_report_gives_both_first_paints_a_verdict():
     """The report's first-paint rows read control_latency.py's table (a line of it, as printed)."""
     import speed_report  # benchmarks/ is on sys.path (above)
+    from control_latency import NAME_WIDTH
 
     table = "\n".join(
-        f"{page:<19} {16:>5} {kind:<14} {'opening':<40} {'page':<7} {1:>7} {ms:>9} {ms:>7} {0:>8} {0:>6}  verdict"
+        f"{page:<{NAME_WIDTH}} {16:>5} {kind:<14} {'opening':<40} {'page':<7} {1:>7} {ms:>9} {ms:>7} {0:>8} {0:>6}"
+        "  verdict"
         for page, kind, ms in (("cell", "first paint", 2400), ("cell", "revisit paint", 1200)))
     lines = {label: (measured, verdict) for label, measured, verdict in speed_report.control_lines(
         {"control_latency": table})}
@@ -294,7 +296,7 @@ def test_control_latency_visits_each_part_of_a_page_shown_one_at_a_time():
     and stage pickers, W_O's figures) are only on the page when their part is open."""
     import control_latency  # benchmarks/ is on sys.path (above)
 
-    from ui.url import MULTI_HEAD_PARTS
+    from ui.url import MULTI_HEAD_PARTS, PAGE_PARTS
 
     views = control_latency.page_views([("cell", "pages/cell.py"), ("multi-head", "pages/multi-head.py")])
     assert views[0] == ("cell", "cell", "pages/cell.py")
@@ -302,3 +304,5 @@ def test_control_latency_visits_each_part_of_a_page_shown_one_at_a_time():
         f"multi-head?mh_part={part}" for part in MULTI_HEAD_PARTS[1:]
     ]
     assert [name for name, _, _ in views][-1] == "multi-head:combine"
+    every_view = control_latency.page_views([(path, f"pages/{path}.py") for path in PAGE_PARTS])
+    assert max(len(name) for name, _, _ in every_view) <= control_latency.NAME_WIDTH, "the table's columns stay aligned"

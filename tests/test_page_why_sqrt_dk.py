@@ -1,6 +1,6 @@
 """AppTest of the "Why √dk" page: what it draws is what the engine measures.
 
-Each test drives a control (the page's dk, temperature and keys-per-row sliders, the
+Each test drives a control (the page's "Show" picker, its dk, temperature and keys-per-row sliders, the
 sidebar's dk, seed and cross-attention) and compares the Plotly data on the page with
 attention_core called here, and with a reference written out by hand where one is short.
 """
@@ -27,6 +27,13 @@ SENTENCE = ToySettings().text
 BASE = {"text": SENTENCE}
 DKS = log_dk_steps(1024)
 PAGE_DEFAULTS = {"dk": 64, "num_keys": 16, "rows": 500, "pairs": 4000}
+CHARTS_OF_PART = {  # the page shows one section at a time
+    "spread": ["histograms", "std"],
+    "saturation": ["row", "max-weight", "entropy"],
+    "gradient": ["jacobian"],
+    "sentence": ["weights-off", "weights-on"],
+}
+SENTENCE_PART = {"why_part": "sentence"}
 
 
 def chart(at, key: str) -> dict:
@@ -54,21 +61,48 @@ def reference_softmax_rows(scores: np.ndarray) -> np.ndarray:
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
+def show(at: AppTest, part: str) -> AppTest:
+    """Pick a section with the page's "Show" control, as a user would."""
+    at.segmented_control(key="why_part").set_value(part).run()
+    assert not at.exception
+    return at
+
+
+def drawn_keys(at) -> list[str]:
+    return [chart_id.rsplit("-why-dk-", 1)[-1] for chart_id in chart_ids(at)]
+
+
 @pytest.fixture(scope="module")
 def default_page():
     return run_app(page=PAGE, **BASE)
 
 
+@pytest.fixture(scope="module")
+def sentence_page():
+    return run_app(page=PAGE, **SENTENCE_PART, **BASE)
+
+
 # ---------------------------------------------------------------- it runs, in both languages, with n ≠ m
 
 
-def test_runs_in_english_with_every_chart(default_page):
+def test_runs_in_english_and_opens_on_the_first_section(default_page):
     at = default_page
     assert not at.exception
     assert at.title[0].value == "Why divide by √dk?"
-    keys = [chart_id.rsplit("-why-dk-", 1)[-1] for chart_id in chart_ids(at)]
-    assert keys == ["histograms", "std", "row", "max-weight", "entropy", "jacobian", "weights-off", "weights-on"]
+    assert at.segmented_control(key="why_part").value == "spread"
+    assert drawn_keys(at) == CHARTS_OF_PART["spread"]
+    assert [header.value for header in at.main.header] == ["1 · Dot products grow like √dk"]
     assert any("512 / 8 = **64**" in info.value for info in at.info)  # the paper's dk, corrected gently
+
+
+def test_the_show_control_draws_each_section_and_only_it():
+    at = run_app(page=PAGE, **BASE)
+    for number, (part, keys) in enumerate(CHARTS_OF_PART.items(), start=1):
+        show(at, part)
+        assert drawn_keys(at) == keys, part
+        headers = [header.value for header in at.main.header]
+        assert len(headers) == 1 and headers[0].startswith(f"{number} · "), (part, headers)
+        assert any("In one sentence" in block.value for block in at.success)  # the takeaway stays
 
 
 def run_in_chinese(**session_state) -> AppTest:
@@ -90,20 +124,22 @@ def test_runs_in_chinese_without_english_prose():
     assert not at.exception
     assert at.title[0].value == "为什么要除以 √dk？"
     headers = [header.value for header in at.main.header]
-    assert len(headers) == 4 and all(re.search(r"[\u4e00-\u9fff]", header) for header in headers)
+    assert len(headers) == 1 and re.search(r"[\u4e00-\u9fff]", headers[0])
+    options = at.segmented_control(key="why_part").options
+    assert len(options) == len(CHARTS_OF_PART) and all(re.search(r"[\u4e00-\u9fff]", option) for option in options)
     assert trace_named(chart(at, "std"), "theory_raw_std")["name"] == "理论值：√dk"
     prose = " ".join(block.value for block in at.markdown)
     assert "Take a query" not in prose and "设查询 q 和键 k" in prose
 
 
 def test_runs_in_chinese_with_cross_attention():
-    at = run_in_chinese(cross=True, query_text="猫坐在垫子上。")
+    at = run_in_chinese(cross=True, query_text="猫坐在垫子上。", **SENTENCE_PART)
     assert not at.exception
     assert heatmap_z(chart(at, "weights-off")).shape == (7, len(build_toy_trace(settings_like_sidebar()).key_tokens))
 
 
 def test_runs_with_cross_attention_and_draws_n_by_m_weights():
-    at = run_app(page=PAGE, cross=True, query_text="猫坐在垫子上。", **BASE)
+    at = run_app(page=PAGE, cross=True, query_text="猫坐在垫子上。", **SENTENCE_PART, **BASE)
     assert not at.exception
     settings = settings_like_sidebar(query_text="猫坐在垫子上。")
     expected = build_toy_trace(settings).attention.weights
@@ -114,14 +150,17 @@ def test_runs_with_cross_attention_and_draws_n_by_m_weights():
 
 
 def test_empty_sentence_explains_and_keeps_the_experiment():
-    at = run_app(page=PAGE, text="")
+    at = run_app(page=PAGE, text="", **SENTENCE_PART)
     assert not at.exception
     assert any("The sentence is empty" in info.value for info in at.info)
-    assert len(at.get("plotly_chart")) == 6  # the random-vector experiment does not need the sentence
+    assert not at.get("plotly_chart")
+    for part in ("spread", "saturation", "gradient"):  # the random-vector experiment does not need the sentence
+        assert drawn_keys(show(at, part)) == CHARTS_OF_PART[part]
+        assert not any("The sentence is empty" in info.value for info in at.info)
 
 
 def test_causal_mask_shows_gaps_in_both_heatmaps():
-    at = run_app(page=PAGE, mask_kind="causal", **BASE)
+    at = run_app(page=PAGE, mask_kind="causal", **SENTENCE_PART, **BASE)
     expected = build_toy_trace(settings_like_sidebar(mask=MaskSpec(causal=True)))
     for key in ("weights-off", "weights-on"):
         drawn = heatmap_z(chart(at, key))
@@ -175,13 +214,12 @@ def test_std_plot_shows_the_sweep_and_marks_the_chosen_and_the_paper_dk():
 
 
 def test_saturation_and_gradient_plots_are_the_sweep():
-    at = run_app(page=PAGE, **BASE)
+    at = run_app(page=PAGE, why_part="saturation", **BASE)
     at.select_slider(key="why_keys").set_value(8).run()
     sweep = scaling_sweep(DKS, 8, PAGE_DEFAULTS["rows"], 0, 1.0)
     for key, metas in (
         ("max-weight", ("max_weight_unscaled", "max_weight_scaled")),
         ("entropy", ("entropy_unscaled", "entropy_scaled")),
-        ("jacobian", ("jacobian_norm_unscaled", "jacobian_norm_scaled")),
     ):
         for meta in metas:
             np.testing.assert_array_equal(ys(chart(at, key), meta), getattr(sweep, meta))
@@ -189,10 +227,13 @@ def test_saturation_and_gradient_plots_are_the_sweep():
     assert ys(chart(at, "entropy"), "uniform_entropy")[0] == pytest.approx(math.log(8))
     row = chart(at, "row")
     assert len(decode_array(trace_named(row, "row_unscaled")["y"])) == 8
+    show(at, "gradient")  # the keys per row carry over to the next section
+    for meta in ("jacobian_norm_unscaled", "jacobian_norm_scaled"):
+        np.testing.assert_array_equal(ys(chart(at, "jacobian"), meta), getattr(sweep, meta))
 
 
 def test_row_bars_are_one_sampled_query_through_softmax():
-    at = run_app(page=PAGE, **BASE)
+    at = run_app(page=PAGE, why_part="saturation", **BASE)
     row = chart(at, "row")
     dk, m, rows = PAGE_DEFAULTS["dk"], PAGE_DEFAULTS["num_keys"], PAGE_DEFAULTS["rows"]
     rng = np.random.default_rng((0, dk))  # the sampling of sample_attention_pair, redone here
@@ -206,8 +247,8 @@ def test_row_bars_are_one_sampled_query_through_softmax():
 # ---------------------------------------------------------------- 4 · the user's sentence, scaling off and on
 
 
-def test_weights_off_and_on_are_the_engine_with_scale_one_and_default(default_page):
-    at = default_page
+def test_weights_off_and_on_are_the_engine_with_scale_one_and_default(sentence_page):
+    at = sentence_page
     settings = settings_like_sidebar()
     off, on = heatmap_z(chart(at, "weights-off")), heatmap_z(chart(at, "weights-on"))
     unscaled = build_toy_trace(replace(settings, scale=1.0)).attention
@@ -224,7 +265,7 @@ def test_weights_off_and_on_are_the_engine_with_scale_one_and_default(default_pa
 
 
 def test_sidebar_dk_changes_both_heatmaps_as_the_engine_says():
-    at = run_app(page=PAGE, **BASE)
+    at = run_app(page=PAGE, **SENTENCE_PART, **BASE)
     before_off, before_on = heatmap_z(chart(at, "weights-off")), heatmap_z(chart(at, "weights-on"))
     at.slider(key="dk").set_value(256).run()
     assert not at.exception
@@ -238,7 +279,7 @@ def test_sidebar_dk_changes_both_heatmaps_as_the_engine_says():
 
 
 def test_temperature_rescales_the_scaled_weights_and_the_sweep():
-    at = run_app(page=PAGE, **BASE)
+    at = run_app(page=PAGE, **SENTENCE_PART, **BASE)
     off_before = heatmap_z(chart(at, "weights-off"))
     on_before = heatmap_z(chart(at, "weights-on"))
     at.select_slider(key="why_temperature").set_value(2.0).run()
@@ -251,10 +292,12 @@ def test_temperature_rescales_the_scaled_weights_and_the_sweep():
     np.testing.assert_allclose(on, expected.weights, rtol=1e-14)
     np.testing.assert_allclose(on, reference_softmax_rows(expected.q @ expected.k.T / math.sqrt(8) / 2.0), rtol=1e-10)
     assert np.all(on.max(axis=-1) <= on_before.max(axis=-1) + 1e-12)  # T > 1 flattens every row
-    sweep = scaling_sweep(DKS, PAGE_DEFAULTS["num_keys"], PAGE_DEFAULTS["rows"], 0, 2.0)
-    np.testing.assert_array_equal(ys(chart(at, "std"), "scaled_std"), sweep.scaled_std)
-    np.testing.assert_array_equal(ys(chart(at, "max-weight"), "max_weight_scaled"), sweep.max_weight_scaled)
     assert any("0.1768" in block.value for block in at.get("latex"))  # s = 1/(2·√8), printed
+    sweep = scaling_sweep(DKS, PAGE_DEFAULTS["num_keys"], PAGE_DEFAULTS["rows"], 0, 2.0)
+    np.testing.assert_array_equal(ys(chart(show(at, "spread"), "std"), "scaled_std"), sweep.scaled_std)
+    np.testing.assert_array_equal(
+        ys(chart(show(at, "saturation"), "max-weight"), "max_weight_scaled"), sweep.max_weight_scaled
+    )
 
 
 # ---------------------------------------------------------------- the strings and the page's source

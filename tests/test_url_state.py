@@ -89,6 +89,8 @@ def test_bad_link_values_show_a_notice_and_never_a_traceback():
         ({"why_dk": "100"}, {}, [("why_dk", "dropped", "100")]),  # not a power of two on the slider
         ({"why_temperature": "0.5"}, {"why_temperature": 0.5}, []),
         ({"why_temperature": "nan"}, {}, [("why_temperature", "dropped", "nan")]),
+        ({"why_part": "sentence"}, {"why_part": "sentence"}, []),
+        ({"why_part": "all"}, {}, [("why_part", "dropped", "all")]),
         ({"cell_i": "3", "cell_j": "5000"}, {"cell_i": 3, "cell_j": 2047}, [("cell_j", "clamped", "5000")]),
         ({"mask_lab_presets": "window,causal"}, {"mask_lab_presets": ["causal", "window"]}, []),
         ({"mask_lab_presets": "causal,rm -rf"}, {"mask_lab_presets": ["causal"]},
@@ -113,6 +115,7 @@ def test_page_settings_in_the_url_are_checked_too(query, values, problems):
     [
         ("cell", {"cell_i": "3", "cell_j": "5"}, "cell_j", 5),
         ("why-sqrt-dk", {"why_dk": "256"}, "why_dk", 256),
+        ("why-sqrt-dk", {"why_part": "gradient"}, "why_part", "gradient"),
         ("masks", {"mask_lab_presets": "causal,window", "mask_lab_window": "3"}, "mask_lab_window", 3),
         ("multi-head", {"mh_d_model": "32", "mh_heads": "4", "mh_head": "2"}, "mh_head", 2),
         ("multi-head", {"mh_part": "combine"}, "mh_part", "combine"),

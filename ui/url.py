@@ -33,10 +33,13 @@ DECODER_PROMPT = "The cat sat on the mat. The cat sat on the"
 DECODER_STAGES = tuple(_DECODER_STAGE_MATRICES)
 MULTI_HEAD_PARTS = ("heads", "one_head", "combine")
 """The multi-head page's parts, one shown at a time (pages/multi-head.py); the first opens."""
+WHY_SQRT_DK_PARTS = ("spread", "saturation", "gradient", "sentence")
+"""The √dk page's four sections, one shown at a time (pages/why-sqrt-dk.py); the first opens."""
 DECODER_PARTS = ("heads", "one_head", "cell", "finder")
 """The decoder page's parts below the layer and head pickers, one shown at a time
 (pages/decoder.py); "one_head" opens."""
 PAGE_PARTS = {
+    "why-sqrt-dk": tuple(f"why_part={part}" for part in WHY_SQRT_DK_PARTS[1:]),
     "multi-head": tuple(f"mh_part={part}" for part in MULTI_HEAD_PARTS[1:]),
     "decoder": tuple(f"dec_part={part}" for part in DECODER_PARTS if part != "one_head"),
 }
@@ -196,6 +199,7 @@ URL_PARAMS: dict[str, UrlParam] = {
     "why_dk": UrlParam(64, _typed_choice(log_dk_steps(1024), int)),
     "why_temperature": UrlParam(1.0, _typed_choice(TEMPERATURES, float), "{:g}".format),
     "why_keys": UrlParam(16, _typed_choice(KEY_COUNTS, int)),
+    "why_part": UrlParam(WHY_SQRT_DK_PARTS[0], _choice(WHY_SQRT_DK_PARTS)),
     # follow one cell
     "cell_i": UrlParam(1, _integer(0, MAX_TOKENS - 1)),
     "cell_j": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
