@@ -44,7 +44,7 @@ RUNS = {
     "control_latency.py": (
         ["--sizes", "16", "--pages", "cell", "--repeats", "1", "--budget", "60", "--floor"],
         ("page", "control", "median ms", "verdict"),
-        "cell                   16 Slider",
+        f"{'cell':<22} {16:>5} Slider",  # control_latency.NAME_WIDTH wide
     ),
     "browser_profile.py": (
         ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2", "--trace"],
