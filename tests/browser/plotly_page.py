@@ -13,6 +13,7 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 HEATMAPS_JS = """
 () => Array.from(document.querySelectorAll('.js-plotly-plot')).map(graph => ({
     title: (graph.layout && graph.layout.title && graph.layout.title.text) || '',
+    drawn: (graph._fullData || []).length,
     traces: (graph._fullData || []).filter(trace => trace.type === 'heatmap').map(trace => ({
         x: Array.from(trace.x || []).map(String),
         y: Array.from(trace.y || []).map(String),
@@ -52,7 +53,7 @@ def closed_connections(page) -> list[str]:
 
 
 def graphs(page) -> list[dict]:
-    """Title and heatmap data (x, y labels and z values) of every Plotly graph on the page."""
+    """Title, number of traces drawn and heatmap data (x, y labels and z values) of every Plotly graph."""
     return page.evaluate(HEATMAPS_JS)
 
 
