@@ -19,12 +19,13 @@ from ui.cache import decoder_checkpoint, decoder_greedy, decoder_head_scores, de
 from ui.controls import controls
 from ui.display import figure_style, figure_text, panels, projector_mode
 from ui.first_run import run_through_app
-from ui.language import option_label, t
+from ui.language import t
 from ui.notices import unreadable_character_notice
 from ui.url import DECODER_PARTS, DECODER_PROMPT, part_named_by_link, write_url
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,
+    choice_strip,
     draw,
     escape_markdown,
     export_panel,
@@ -140,10 +141,9 @@ def prediction(path: str, run, checkpoint, words: DecoderFigureText) -> None:
 def overview(run, layer: int, head: int, words: DecoderFigureText) -> None:
     """The 30 × 9 grid of what each head does on this prompt."""
     st.subheader(t("decoder.overview.title"))
-    st.session_state.setdefault("dec_summary", "previous_token")
-    summary_name = st.segmented_control(
-        t("decoder.overview.measure"), SUMMARY_NAMES, format_func=option_label("decoder.summary"), required=True,
-        key="dec_summary", persist_state="session",
+    summary_name = choice_strip(
+        t("decoder.overview.measure"), SUMMARY_NAMES, "dec_summary", "previous_token", "decoder.summary",
+        width="content",
     )
     st.markdown(t(f"decoder.summary.{summary_name}.explain"))
     values = prompt_head_summary(run.weights)[summary_name]  # (layers, heads)
@@ -191,11 +191,7 @@ def one_head(run, layer: int, head: int) -> None:
     """The chosen head's stages, one at a time, with the toy pages' heatmaps, tables and exports."""
     views = head_views(run, layer, head)
     view = views.main
-    st.session_state.setdefault("dec_stage", "weights")
-    stage_name = st.segmented_control(
-        t("decoder.stage"), STAGE_NAMES, format_func=option_label("decoder.stage"), required=True, key="dec_stage",
-        persist_state="session", width="stretch",
-    )
+    stage_name = choice_strip(t("decoder.stage"), STAGE_NAMES, "dec_stage", "weights", "decoder.stage")
     st.subheader(f"{t('decoder.chosen', layer=layer + 1, head=head + 1, kv=view.kv_head + 1)} · "
                  f"{t(f'decoder.stage.{stage_name}')}")
     st.latex(FORMULAS.get(stage_name, PLAIN_FORMULAS.get(stage_name, "")))
@@ -261,11 +257,7 @@ def part_picker() -> str:
     named = part_named_by_link(
         {"heads": ("dec_summary",), "cell": ("dec_cell_j",), "finder": ("dec_score",)}, "one_head"
     )
-    st.session_state.setdefault("dec_part", named)
-    return st.segmented_control(
-        t("decoder.part"), DECODER_PARTS, format_func=option_label("decoder.part"), required=True, key="dec_part",
-        persist_state="session", width="stretch",
-    )
+    return choice_strip(t("decoder.part"), DECODER_PARTS, "dec_part", named, "decoder.part")
 
 
 def one_head_part(run, layer: int, head: int) -> None:
@@ -281,10 +273,8 @@ def head_finder(path: str, layer: int, head: int, words: DecoderFigureText) -> N
     with st.spinner(t("decoder.finder.working")):
         scores, sequence_run = decoder_head_scores(path)
     st.markdown(t("decoder.finder.explain", period=scores.period, length=2 * scores.period))
-    st.session_state.setdefault("dec_score", "induction")
-    score_name = st.segmented_control(
-        t("decoder.finder.score"), SCORE_NAMES, format_func=option_label("decoder.score"), required=True,
-        key="dec_score", persist_state="session",
+    score_name = choice_strip(
+        t("decoder.finder.score"), SCORE_NAMES, "dec_score", "induction", "decoder.score", width="content"
     )
     st.markdown(t(f"decoder.score.{score_name}.explain", period=scores.period))
     best_layer, best_head, best_score = scores.strongest(score_name)

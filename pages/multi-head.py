@@ -21,10 +21,10 @@ from ui.controls import SETTINGS, controls
 from ui.display import colour_words, figure_style, figure_text
 from ui.first_run import run_through_app
 from ui.i18n import translate
-from ui.language import language, option_label, t
+from ui.language import language, t
 from ui.lesson_views import untrained_note
 from ui.url import MULTI_HEAD_PARTS, part_named_by_link
-from ui.views import chart, fully_masked_notice, matrix_view
+from ui.views import chart, choice_strip, fully_masked_notice, matrix_view
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -58,18 +58,8 @@ def _move(step: int) -> None:
 
 def part_picker() -> str:
     """Which part of the page is shown (a link naming a head or a stage opens that head's)."""
-    st.session_state.setdefault(
-        "mh_part", part_named_by_link({"one_head": ("mh_head", "mh_stage")}, MULTI_HEAD_PARTS[0])
-    )
-    return st.segmented_control(
-        t("multi_head.part"),
-        MULTI_HEAD_PARTS,
-        format_func=option_label("multi_head.part"),
-        required=True,
-        key="mh_part",
-        persist_state="session",
-        width="stretch",
-    )
+    named = part_named_by_link({"one_head": ("mh_head", "mh_stage")}, MULTI_HEAD_PARTS[0])
+    return choice_strip(t("multi_head.part"), MULTI_HEAD_PARTS, "mh_part", named, "multi_head.part")
 
 
 def multihead_or_stop(settings, d_model: int, num_heads: int):
@@ -151,7 +141,6 @@ def one_head(trace) -> None:
     st.markdown(t("multi_head.one_head.explain", dk=trace.dk))
     heads = list(range(trace.num_heads))
     st.session_state["mh_head"] = min(st.session_state.get("mh_head", 0), trace.num_heads - 1)
-    st.session_state.setdefault("mh_stage", STAGE_NAMES[0])
     head = st.segmented_control(
         t("multi_head.one_head.pick"),
         heads,
@@ -163,14 +152,8 @@ def one_head(trace) -> None:
     previous_column, selector_column, next_column = st.columns([1.4, 7, 1.4], vertical_alignment="bottom")
     previous_column.button(t("multi_head.previous"), on_click=_move, args=(-1,), key="mh_previous", width="stretch")
     next_column.button(t("multi_head.next"), on_click=_move, args=(1,), key="mh_next", width="stretch")
-    stage_name = selector_column.segmented_control(
-        t("multi_head.stage"),
-        STAGE_NAMES,
-        format_func=option_label("multi_head.stage_short"),
-        required=True,
-        key="mh_stage",
-        persist_state="session",
-        width="stretch",
+    stage_name = choice_strip(
+        t("multi_head.stage"), STAGE_NAMES, "mh_stage", STAGE_NAMES[0], "multi_head.stage_short", place=selector_column
     )
     index = STAGE_NAMES.index(stage_name)
     head_stage(HEAD_STAGES[index], head_trace(trace, head), head)

@@ -18,6 +18,7 @@ from ui.notices import unreadable_character_notice
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,
+    choice_strip,
     fully_masked_notice,
     install_notice_and_stop,
     matrix_views,
@@ -139,16 +140,7 @@ def stage_text(stage_name: str, view, run, layer: int) -> None:
 def one_head(run, layer: int, head: int, hide_special: bool) -> None:
     """The chosen head's stages, one at a time, with the toy pages' heatmaps and tables."""
     view = head_trace(run, layer, head, hide_special=hide_special)
-    st.session_state.setdefault("rm_stage", "weights")
-    stage_name = st.segmented_control(
-        t("real_model.stage"),
-        STAGE_NAMES,
-        format_func=option_label("stage.short"),
-        required=True,
-        key="rm_stage",
-        persist_state="session",
-        width="stretch",
-    )
+    stage_name = choice_strip(t("real_model.stage"), STAGE_NAMES, "rm_stage", "weights", "stage.short")
     stage = STAGES[STAGE_NAMES.index(stage_name)]
     if stage_name == "embeddings":
         st.subheader(t("real_model.stage.embeddings.title", layer=layer + 1))

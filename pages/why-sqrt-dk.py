@@ -36,9 +36,9 @@ from ui.cache import memo, trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text, panels
 from ui.first_run import run_through_app
-from ui.language import option_label, t
-from ui.url import WHY_SQRT_DK_PARTS
-from ui.views import chart, fully_masked_notice
+from ui.language import t
+from ui.url import URL_PARAMS, WHY_SQRT_DK_PARTS
+from ui.views import chart, choice_strip, fully_masked_notice
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -112,15 +112,8 @@ def part_picker() -> str:
     again by the browser when the display mode, the colours or the language changed, and at 2,048
     tokens the sentence's two heatmaps were sent again on every move of the experiment's sliders
     (benchmarks/README.md, "the √dk page one section at a time")."""
-    st.session_state.setdefault("why_part", WHY_SQRT_DK_PARTS[0])
-    return st.segmented_control(
-        t("why_sqrt_dk.part"),
-        WHY_SQRT_DK_PARTS,
-        format_func=option_label("why_sqrt_dk.part"),
-        required=True,
-        key="why_part",
-        persist_state="session",
-        width="stretch",
+    return choice_strip(
+        t("why_sqrt_dk.part"), WHY_SQRT_DK_PARTS, "why_part", URL_PARAMS["why_part"].default, "why_sqrt_dk.part"
     )
 
 

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 from _server import FIRST_VISIT_PREFIX, chromium_problem  # noqa: E402
+from control_latency import NAME_WIDTH  # noqa: E402
 
 BROWSER_PROBLEM = chromium_problem()
 
@@ -44,7 +45,7 @@ RUNS = {
     "control_latency.py": (
         ["--sizes", "16", "--pages", "cell", "--repeats", "1", "--budget", "60", "--floor"],
         ("page", "control", "median ms", "verdict"),
-        f"{'cell':<22} {16:>5} Slider",  # control_latency.NAME_WIDTH wide
+        f"{'cell':<{NAME_WIDTH}} {16:>5} Slider",
     ),
     "browser_profile.py": (
         ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2", "--trace"],
@@ -277,7 +278,6 @@ def test_control_latency_times_each_pages_first_paint_uncached_and_cached(runs):
 def test_speed_report_gives_both_first_paints_a_verdict():
     """The report's first-paint rows read control_latency.py's table (a line of it, as printed)."""
     import speed_report  # benchmarks/ is on sys.path (above)
-    from control_latency import NAME_WIDTH
 
     table = "\n".join(
         f"{page:<{NAME_WIDTH}} {16:>5} {kind:<14} {'opening':<40} {'page':<7} {1:>7} {ms:>9} {ms:>7} {0:>8} {0:>6}"

@@ -31,7 +31,7 @@ from attention_core.stages import MATRICES
 
 from .cache import memo, memo_on
 from .display import figure_style, figure_text, panels, projector_mode
-from .language import t
+from .language import option_label, t
 
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
 
@@ -48,6 +48,16 @@ def kept_int(key: str, default: int) -> int:
     an old session may have left anything there)."""
     value = st.session_state.get(key, default)
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def choice_strip(label: str, options, key: str, default, labels: str, *, width: str = "stretch", place=None):
+    """A required segmented control kept for the session, labelling option x with the string
+    ``<labels>.<x>``. It opens on `default` unless a link or an earlier visit left a choice
+    under `key`; `place` is a column to draw it in (the page's main area when None)."""
+    st.session_state.setdefault(key, default)
+    return (place or st).segmented_control(
+        label, options, format_func=option_label(labels), required=True, key=key, persist_state="session", width=width
+    )
 
 
 def token_picker(
