@@ -13,7 +13,9 @@ machine adds; the first touch of fresh memory is system time).
 
 The step table times each of the engine's own steps alone (its internal functions, on
 buffers already touched), and "fresh memory" as the first touch of the records' new
-buffers; "rest" is the engine's total minus those steps.
+buffers; "rest" is the engine's total minus those steps. Two rows below them are not in the
+call: the floor's own scale and softmax (in place in its one buffer), to set beside the
+engine's, and three writes of buffers already touched, to set beside "fresh memory".
 
 PyTorch (`torch.nn.functional.scaled_dot_product_attention`, float64, CPU) is timed the
 same way at n = 1024 when `torch` can be imported (it is not in the app's environment:
@@ -21,10 +23,9 @@ run this script with a separate environment's Python that has torch and numpy).
 `--threads N` sets OpenBLAS's, OpenMP's and PyTorch's thread counts to N (by restarting the
 script with those variables). `--native-blas` restarts it without OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE, which this machine sets for old OpenBLAS builds and which select a slower
-kernel in a current one; the kernel in use is printed when threadpoolctl is installed. `--reuse-memory` restarts it with
-glibc told to keep freed memory (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_): the engine's
-fresh records then reuse the pages of the last call's, as the floor's one buffer does, and the
-difference between the two runs is what the first touch of fresh memory costs.
+kernel in a current one; the kernel in use is printed when threadpoolctl is installed.
+(The records of 2 MiB or more are mappings of their own, not glibc's memory: glibc's settings
+for keeping freed memory do not reach them.)
 """
 
 from __future__ import annotations
@@ -55,13 +56,18 @@ def tight_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, hidden: np.ndar
     `hidden`: boolean (n, m), True where query i may NOT attend to key j (None: no mask).
     """
     scores = q @ k.T  # (n, m), the one buffer
-    scores *= q.dtype.type(1 / math.sqrt(q.shape[-1]))
+    tight_softmax(scores, q.dtype.type(1 / math.sqrt(q.shape[-1])), hidden)
+    return scores @ v  # (n, dv)
+
+
+def tight_softmax(scores: np.ndarray, scale, hidden: np.ndarray | None = None) -> None:
+    """The floor's middle steps, in place in its one buffer: scale, mask, softmax by rows."""
+    scores *= scale
     if hidden is not None:
         np.copyto(scores, -np.inf, where=hidden)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
-    return scores @ v  # (n, dv)
 
 
 def _timed(function) -> tuple[float, float]:
@@ -92,13 +98,20 @@ def inputs(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.nda
     return tuple(rng.standard_normal((n, DK)).astype(dtype) for _ in range(3))
 
 
+COMPARISONS = ("the floor: scale, softmax in place", "3 writes of touched (n, m) buffers")
+"""Rows of the step table timed beside the engine's steps, not part of its call: the floor's
+softmax in its one buffer, and writing three (n, m) buffers whose pages are already in place
+(against "fresh memory": what the first touch adds to writing them)."""
+
+
 def steps(n: int, dtype, repeats: int) -> dict[str, float]:
-    """CPU seconds of each of the engine's steps at n = m (float `dtype`, no mask)."""
+    """CPU seconds of each of the engine's steps at n = m (float `dtype`, no mask), and of COMPARISONS."""
     q, k, v = inputs(n, dtype)
     scale = np.dtype(dtype).type(1 / math.sqrt(DK))
-    raw, scaled, weights = (np.empty((n, n), dtype) for _ in range(3))  # touched once below, then reused
+    raw, scaled, weights, floor_scores = (np.empty((n, n), dtype) for _ in range(4))  # touched below, then reused
     for buffer in (raw, scaled, weights):
         buffer.fill(0)
+    np.matmul(q, k.T, out=floor_scores)  # softmax in place again and again: the values stay finite
 
     def fresh_memory():
         for _ in range(3):
@@ -112,13 +125,16 @@ def steps(n: int, dtype, repeats: int) -> dict[str, float]:
         "scaled, softmax (blocks)": lambda: engine._score_steps(raw, scale, scaled, None, scaled, weights),
         "output = W V": lambda: weights @ v,
         "engine, whole call": lambda: scaled_dot_product_attention(q, k, v),
+        COMPARISONS[0]: lambda: tight_softmax(floor_scores, scale),
+        COMPARISONS[1]: lambda: [buffer.fill(0) for buffer in (raw, scaled, weights)],
     }
     measured = compare(parts, repeats)
     cpu = {name: value[1] for name, value in measured.items()}
+    compared = {name: cpu.pop(name) for name in COMPARISONS}
     total = cpu.pop("engine, whole call")
     cpu["rest (checks, read-only flags)"] = max(0.0, total - sum(cpu.values()))
     cpu["engine, whole call"] = total
-    return cpu
+    return cpu | compared
 
 
 def tight_row(n: int, dtype, causal: bool, repeats: int) -> str:
@@ -171,8 +187,7 @@ def blas_line() -> str:
         blas = [info for info in threadpool_info() if info.get("user_api") == "blas"]
         kernel = ", ".join(f"{info.get('internal_api')} {info.get('version')} kernel {info.get('architecture')} "
                            f"{info.get('num_threads')} thread(s)" for info in blas) or "no BLAS found"
-    reuse = "freed memory reused" if "MALLOC_TRIM_THRESHOLD_" in os.environ else "glibc's default memory reuse"
-    return (f"numpy {np.__version__}; OPENBLAS_NUM_THREADS={threads}, OPENBLAS_CORETYPE={coretype}; {kernel}; {reuse}; "
+    return (f"numpy {np.__version__}; OPENBLAS_NUM_THREADS={threads}, OPENBLAS_CORETYPE={coretype}; {kernel}; "
             f"load average {os.getloadavg()[0]:.1f} at start")
 
 
@@ -185,8 +200,6 @@ def _restart_if_needed(args) -> None:
     if args.native_blas:
         for name in CORETYPE_VARIABLES:
             environment.pop(name, None)
-    if args.reuse_memory:
-        environment.update(MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 31))
     if environment != dict(os.environ):
         os.execve(sys.executable, [sys.executable, *sys.argv], environment)
 
@@ -198,8 +211,6 @@ def main() -> None:
                         "(fewer for larger n, at least 7)")
     parser.add_argument("--threads", type=int, help="BLAS, OpenMP and PyTorch threads (default: as set)")
     parser.add_argument("--native-blas", action="store_true", help="run without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE")
-    parser.add_argument("--reuse-memory", action="store_true", help="let glibc keep freed memory for the next "
-                        "call (no first touch of fresh pages): shows what the records' fresh memory costs")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch row")
     parser.add_argument("--no-steps", action="store_true", help="skip the table of the engine's steps")
     args = parser.parse_args()
@@ -228,7 +239,9 @@ def main() -> None:
         total = cpu["engine, whole call"]
         print(f"\nthe engine's steps, n = m = {n}, float32, no mask (CPU ms; share of the whole call)")
         for name, seconds in cpu.items():
-            print(f"  {name:<32} {seconds * 1e3:>7.2f} {seconds / total:>6.0%}")
+            if name == COMPARISONS[0]:
+                print("  for comparison, not in the call:")
+            print(f"  {name:<36} {seconds * 1e3:>7.2f} {seconds / total:>6.0%}")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ prints the target table from them. `--reuse` reads the outputs already in `--out
 of running a part again (a part whose file is missing is run). Parts:
 
 - engine: `engine_overhead.py` at n = 1024 and 2048 with the native BLAS kernel
-  (`--native-blas`) with 1 and then 2 threads, and once more with one thread and freed memory
-  kept for reuse (`--reuse-memory`: what the records' fresh pages cost). Run with
+  (`--native-blas`) with 1 and then 2 threads; a profile line reads its step table (where the
+  engine's time goes, beside the floor's softmax and plain writes of touched buffers). Run with
   `--engine-python` (default: the Python of /work/bench-venv if it exists, which has
   PyTorch; else this one: PyTorch "not installed").
 - rerun: `server_rerun.py --sizes 16` and `payload.py` for the step-through page at 16
@@ -53,7 +53,6 @@ def commands(args) -> dict[str, list[str]]:
     return {  # in this order: the ratios that need the most time last, so a time-out loses least
         "engine_1thread": [*engine, "--threads", "1"],
         "engine_2threads": [*engine, "--threads", "2", "--no-steps"],
-        "engine_1thread_reused_memory": [*engine, "--threads", "1", "--reuse-memory", "--no-steps", "--no-torch"],
         "server_rerun": [sys.executable, str(HERE / "server_rerun.py"), "--sizes", "16",
                          *(["--repeats", "1"] if args.quick else [])],
         "payload_step_through": [sys.executable, str(HERE / "payload.py"), "--sizes", "16", "--pages",
@@ -70,7 +69,7 @@ def commands(args) -> dict[str, list[str]]:
 
 
 PART_OF = {
-    "engine_1thread": "engine", "engine_2threads": "engine", "engine_1thread_reused_memory": "engine",
+    "engine_1thread": "engine", "engine_2threads": "engine",
     "server_rerun": "rerun", "payload_step_through": "rerun", "control_latency": "control", "many_users": "users",
     "decoder_forward": "decoder",
 }
@@ -134,13 +133,24 @@ def engine_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
                 f"wall {torch[0]:.2f}, cpu {torch[1]:.2f}" if torch else "not measured",
                 verdict(torch and max(torch) <= 1.0, torch),
             ))
-    text = texts.get("engine_1thread_reused_memory")
-    rows = engine_rows(text) if text else {}
-    tight = rows.get((2048, "float32", "none", "tight"))
-    if tight:
-        lines.append(("  the same, freed memory reused (no first touch of fresh pages), 1 thread",
-                      f"wall {tight[0]:.2f}, cpu {tight[1]:.2f}", "(profile)"))
+    text = texts.get("engine_1thread", "")
+    step, size = step_times(text), re.search(r"the engine's steps, n = m = (\d+)", text)
+    if size and {"fresh memory (3 records)", "3 writes of touched (n, m) buffers", "scaled, softmax (blocks)",
+                 "the floor: scale, softmax in place"} <= step.keys():
+        lines.append((
+            f"  where the engine's time goes, 1 thread, n = {size.group(1)} (its step table, CPU ms)",
+            f"records written {step['fresh memory (3 records)']:.1f} (already touched: "
+            f"{step['3 writes of touched (n, m) buffers']:.1f}); softmax {step['scaled, softmax (blocks)']:.1f} "
+            f"(the floor's in place: {step['the floor: scale, softmax in place']:.1f})",
+            "(profile)",
+        ))
     return lines
+
+
+def step_times(text: str) -> dict[str, float]:
+    """Step name → CPU ms from engine_overhead.py's step table."""
+    return {match.group(1): float(match.group(2))
+            for match in re.finditer(r"^  (\S.*?)\s{2,}([\d.]+)\s+\d+%$", text, re.MULTILINE)}
 
 
 def rerun_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:

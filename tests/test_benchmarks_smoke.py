@@ -306,3 +306,17 @@ def test_control_latency_visits_each_part_of_a_page_shown_one_at_a_time():
     assert [name for name, _, _ in views][-1] == "multi-head:combine"
     every_view = control_latency.page_views([(path, f"pages/{path}.py") for path in PAGE_PARTS])
     assert max(len(name) for name, _, _ in every_view) <= control_latency.NAME_WIDTH, "the table's columns stay aligned"
+
+
+def test_speed_report_reads_where_the_engines_time_goes():
+    """The report's engine profile line reads engine_overhead.py's step table, as printed."""
+    import engine_overhead
+    import speed_report
+
+    step_ms = {"fresh memory (3 records)": 7.04, "scaled, softmax (blocks)": 11.48, "engine, whole call": 24.67,
+               engine_overhead.COMPARISONS[0]: 11.61, engine_overhead.COMPARISONS[1]: 6.59}
+    table = "the engine's steps, n = m = 2048, float32, no mask (CPU ms; share of the whole call)\n" + "\n".join(
+        f"  {name:<36} {ms:>7.2f} {ms / 24.67:>6.0%}" for name, ms in step_ms.items())
+    profile = next(line for line in speed_report.engine_lines({"engine_1thread": table}) if "time goes" in line[0])
+    assert "n = 2048" in profile[0]
+    assert profile[1] == "records written 7.0 (already touched: 6.6); softmax 11.5 (the floor's in place: 11.6)"
