@@ -98,6 +98,10 @@ def inputs(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.nda
     return tuple(rng.standard_normal((n, DK)).astype(dtype) for _ in range(3))
 
 
+FRESH_MEMORY = "fresh memory (3 records)"
+SCORE_STEPS = "scaled, softmax (blocks)"
+"""Names of two of the engine's rows in the step table (speed_report.py reads them)."""
+
 COMPARISONS = ("the floor: scale, softmax in place", "3 writes of touched (n, m) buffers")
 """Rows of the step table timed beside the engine's steps, not part of its call: the floor's
 softmax in its one buffer, and writing three (n, m) buffers whose pages are already in place
@@ -120,9 +124,9 @@ def steps(n: int, dtype, repeats: int) -> dict[str, float]:
     parts = {
         "inputs (copy, check)": lambda: [engine._as_matrix_stack(name, x, np.dtype(dtype))
                                          for name, x in (("q", q), ("k", k), ("v", v))],
-        "fresh memory (3 records)": fresh_memory,
+        FRESH_MEMORY: fresh_memory,
         "raw = Q Kᵀ": lambda: np.matmul(q, k.T, out=raw),
-        "scaled, softmax (blocks)": lambda: engine._score_steps(raw, scale, scaled, None, scaled, weights),
+        SCORE_STEPS: lambda: engine._score_steps(raw, scale, scaled, None, scaled, weights),
         "output = W V": lambda: weights @ v,
         "engine, whole call": lambda: scaled_dot_product_attention(q, k, v),
         COMPARISONS[0]: lambda: tight_softmax(floor_scores, scale),

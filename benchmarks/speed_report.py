@@ -133,15 +133,16 @@ def engine_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
                 f"wall {torch[0]:.2f}, cpu {torch[1]:.2f}" if torch else "not measured",
                 verdict(torch and max(torch) <= 1.0, torch),
             ))
+    from engine_overhead import COMPARISONS, FRESH_MEMORY, SCORE_STEPS  # the step table's row names
+
     text = texts.get("engine_1thread", "")
     step, size = step_times(text), re.search(r"the engine's steps, n = m = (\d+)", text)
-    if size and {"fresh memory (3 records)", "3 writes of touched (n, m) buffers", "scaled, softmax (blocks)",
-                 "the floor: scale, softmax in place"} <= step.keys():
+    floor_softmax, touched_writes = COMPARISONS
+    if size and {FRESH_MEMORY, SCORE_STEPS, *COMPARISONS} <= step.keys():
         lines.append((
             f"  where the engine's time goes, 1 thread, n = {size.group(1)} (its step table, CPU ms)",
-            f"records written {step['fresh memory (3 records)']:.1f} (already touched: "
-            f"{step['3 writes of touched (n, m) buffers']:.1f}); softmax {step['scaled, softmax (blocks)']:.1f} "
-            f"(the floor's in place: {step['the floor: scale, softmax in place']:.1f})",
+            f"records written {step[FRESH_MEMORY]:.1f} (already touched: {step[touched_writes]:.1f}); "
+            f"softmax {step[SCORE_STEPS]:.1f} (the floor's in place: {step[floor_softmax]:.1f})",
             "(profile)",
         ))
     return lines

@@ -313,7 +313,7 @@ def test_speed_report_reads_where_the_engines_time_goes():
     import engine_overhead
     import speed_report
 
-    step_ms = {"fresh memory (3 records)": 7.04, "scaled, softmax (blocks)": 11.48, "engine, whole call": 24.67,
+    step_ms = {engine_overhead.FRESH_MEMORY: 7.04, engine_overhead.SCORE_STEPS: 11.48, "engine, whole call": 24.67,
                engine_overhead.COMPARISONS[0]: 11.61, engine_overhead.COMPARISONS[1]: 6.59}
     table = "the engine's steps, n = m = 2048, float32, no mask (CPU ms; share of the whole call)\n" + "\n".join(
         f"  {name:<36} {ms:>7.2f} {ms / 24.67:>6.0%}" for name, ms in step_ms.items())
