@@ -12,7 +12,9 @@ checkbox or toggle, number input, segmented control or pills, text area, text in
 button (sidebar expanders are opened first, so that their controls count too). Each
 control is then changed `repeats` times, forwards and back (the next option, the other
 state, one step of a slider, a different sentence of the same length), and each change is
-timed from the moment before Playwright acts until the last change to the page's DOM
+timed from the moment before the action that commits it (the click on an option or a switch,
+the key that moves a slider, Enter in a list or a number box, Ctrl+Enter in a text area; not
+opening the list or typing the text before it) until the last change to the page's DOM
 after Streamlit's "script finished" message (read from the WebSocket), once nothing has
 changed for a quiet interval. That covers the round trip, the rerun, the figures' JSON,
 React and Plotly's repaint. A change that is not followed by a rerun within `--timeout`
@@ -45,6 +47,7 @@ import ast
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,7 +299,7 @@ class Page:
             self.page.wait_for_timeout(QUIET_MS)
         box = text_area_locator(self.page)
         if box.count() and box.is_enabled():
-            self.change(lambda: (box.fill(self.sentences[0]), box.press("Control+Enter")))
+            self.change(Change(lambda: box.press("Control+Enter"), lambda: box.fill(self.sentences[0])))
         # by position among all of them: a list of the closed ones shrinks as each opens, so its
         # second entry could be gone by the time the first has been clicked
         expanders = self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details')
@@ -309,11 +312,14 @@ class Page:
         self.page.wait_for_function(SETTLED_JS, arg=[finished_before, QUIET_MS], timeout=self.timeout_ms,
                                     polling=20)
 
-    def change(self, action) -> float | None:
-        """Seconds from just before `action` until the last DOM change of the rerun it caused; None: no rerun."""
+    def change(self, change: Change) -> float | None:
+        """Seconds from just before the change's commit until the last DOM change of the rerun it
+        caused (its preparation untimed); None: no rerun."""
         finished_before = self.page.evaluate("() => window.__finished")
+        if change.prepare is not None:
+            change.prepare()
         started = self.page.evaluate("() => performance.now()")
-        action()
+        change.commit()
         try:
             self.settle(finished_before)
         except Exception:
@@ -331,8 +337,18 @@ class Page:
         return self.page.evaluate(HEATMAPS_JS)
 
 
-def action_for(page: Page, kind: str, index: int, label: str, step: int):
-    """A callable that changes control `index` of type `kind` once (forwards on even steps, back on odd)."""
+@dataclass(frozen=True)
+class Change:
+    """One change of a control, as a person makes it: `prepare` (untimed: opening a list, typing
+    into a box, focusing a slider) and then `commit`, the one action that makes Streamlit rerun
+    (the option picked, Enter, the key that moves the slider), from which the change is timed."""
+
+    commit: Callable[[], object]
+    prepare: Callable[[], object] | None = None
+
+
+def action_for(page: Page, kind: str, index: int, label: str, step: int) -> Change | None:
+    """How to change control `index` of type `kind` once (forwards on even steps, back on odd)."""
     element = page.page.locator(f'[data-testid="{kind}"]').nth(index)
     forward = step % 2 == 0
     if kind == "stSlider":
@@ -341,34 +357,33 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
         thumb = element.locator('input[type="range"]').first
         at_max = thumb.input_value() == thumb.get_attribute("max")
         key = "ArrowDown" if forward == at_max else "ArrowUp"
-        return lambda: (thumb.focus(), thumb.press(key))
+        return Change(lambda: thumb.press(key), thumb.focus)
     if kind == "stSelectbox":
         box = element.locator("input").first
 
-        def choose() -> None:  # the next option (the previous one back), turning at either end of the list
+        def open_and_move() -> None:  # to the next option (the previous one back), turning at either end
             box.click()
             chosen = page.page.evaluate(SELECTED_OPTION_JS)
             at_end = chosen is not None and chosen[0] == chosen[1] - 1
             at_start = chosen is not None and chosen[0] == 0
             down = (forward and not at_end) or (not forward and at_start)
             box.press("ArrowDown" if down else "ArrowUp")
-            box.press("Enter")
 
-        return choose
+        return Change(lambda: box.press("Enter"), open_and_move)
     if kind == "stRadio":
         options = element.get_by_role("radio")
         checked = element.evaluate("el => Array.from(el.querySelectorAll('input[type=radio]')).map(i => i.checked)")
         unchecked = [i for i, on in enumerate(checked) if not on]
         target = options.nth(unchecked[0] if forward or len(unchecked) < 2 else unchecked[-1])
-        return lambda: target.click(force=True)  # the input itself is hidden behind its styled label
+        return Change(lambda: target.click(force=True))  # the input itself is hidden behind its styled label
     if kind == "stCheckbox":
-        return element.locator("label").first.click
+        return Change(element.locator("label").first.click)
     if kind == "stNumberInput":  # typed: a narrow number input has no + and − buttons
         box = element.locator("input")
         value, top = float(box.input_value() or 0), box.get_attribute("max")
         up = forward != (top is not None and value >= float(top))
         text = f"{value + 1 if up else value - 1:g}"
-        return lambda: (box.fill(text), box.press("Enter"))
+        return Change(lambda: box.press("Enter"), lambda: box.fill(text))
     if kind == "stButtonGroup":
         buttons = element.locator("button")
         states = element.evaluate(  # a segmented control marks its choice with aria-checked, pills with aria-pressed
@@ -380,12 +395,12 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
         pressed = [i for i, (text, _, on) in enumerate(states) if text and on]
         idle = [i for i, (text, _, on) in enumerate(states) if text and not on]
         if not forward and pills and pressed:
-            return buttons.nth(pressed[-1]).click  # switch off again what the forward step switched on
+            return Change(buttons.nth(pressed[-1]).click)  # switch off again what the forward step switched on
         if not idle:
             return None  # one option only (the Head picker of a single head): nothing to change
         chosen = page.chosen.setdefault((kind, index), pressed[0] if pressed and not pills else None)
         back = chosen if not forward and chosen is not None and chosen in idle else None
-        return buttons.nth(back if back is not None else idle[0]).click  # back: the option chosen at first
+        return Change(buttons.nth(back if back is not None else idle[0]).click)  # back: the option chosen at first
     if kind == "stTextArea":
         box = element.locator("textarea")
         if label.startswith("Sentence"):
@@ -393,14 +408,14 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int):
         else:
             current = box.input_value()
             text = current + " zz" if forward else current.removesuffix(" zz")
-        return lambda: (box.fill(text), box.press("Control+Enter"))
+        return Change(lambda: box.press("Control+Enter"), lambda: box.fill(text))
     if kind == "stTextInput":
         box = element.locator("input")
         current = box.input_value()
         text = current + " zz" if forward else current.removesuffix(" zz")
-        return lambda: (box.fill(text), box.press("Enter"))
+        return Change(lambda: box.press("Enter"), lambda: box.fill(text))
     if kind == "stButton":
-        return element.locator("button").first.click
+        return Change(element.locator("button").first.click)
     raise ValueError(kind)
 
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 from _server import FIRST_VISIT_PREFIX, chromium_problem  # noqa: E402
-from control_latency import NAME_WIDTH  # noqa: E402
+from control_latency import NAME_WIDTH, Change, Page  # noqa: E402
 
 BROWSER_PROBLEM = chromium_problem()
 
@@ -182,6 +182,40 @@ def test_speed_report_reads_the_decoder_page_when_the_checkpoint_is_installed(ru
         assert " met " in row or "NOT MET" in row, row
     else:
         assert "not installed" in row, row
+
+
+class _ScriptedTab:
+    """A stand-in for a browser tab whose clock (performance.now(), ms) moves only when told."""
+
+    def __init__(self):
+        self.now = self.last_mutation = 0.0
+
+    def evaluate(self, script: str, *args):
+        if "__lastMutation" in script:
+            return self.last_mutation
+        if "performance.now" in script:
+            return self.now
+        return 0  # window.__finished
+
+    def wait_for_function(self, *args, **kwargs) -> None:
+        """The rerun has settled already."""
+
+
+def test_control_latency_times_a_change_from_its_commit_not_its_preparation():
+    """Opening a list or typing a sentence comes before the change; only the commit starts the clock."""
+    tab = _ScriptedTab()
+    page = object.__new__(Page)
+    page.page, page.timeout_ms = tab, 1000
+
+    def open_the_list():
+        tab.now += 500
+
+    def pick_an_option():
+        tab.now += 20
+        tab.last_mutation = tab.now + 100  # the rerun's last repaint
+
+    assert page.change(Change(pick_an_option, open_the_list)) == pytest.approx(0.120)
+    assert page.change(Change(pick_an_option)) == pytest.approx(0.120)
 
 
 @pytest.mark.browser
