@@ -299,7 +299,7 @@ class Page:
             self.page.wait_for_timeout(QUIET_MS)
         box = text_area_locator(self.page)
         if box.count() and box.is_enabled():
-            self.change(Change(lambda: box.press("Control+Enter"), lambda: box.fill(self.sentences[0])))
+            self.change(Change(prepare=lambda: box.fill(self.sentences[0]), commit=lambda: box.press("Control+Enter")))
         # by position among all of them: a list of the closed ones shrinks as each opens, so its
         # second entry could be gone by the time the first has been clicked
         expanders = self.page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] details')
@@ -357,7 +357,7 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int) -> Chan
         thumb = element.locator('input[type="range"]').first
         at_max = thumb.input_value() == thumb.get_attribute("max")
         key = "ArrowDown" if forward == at_max else "ArrowUp"
-        return Change(lambda: thumb.press(key), thumb.focus)
+        return Change(prepare=thumb.focus, commit=lambda: thumb.press(key))
     if kind == "stSelectbox":
         box = element.locator("input").first
 
@@ -369,7 +369,7 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int) -> Chan
             down = (forward and not at_end) or (not forward and at_start)
             box.press("ArrowDown" if down else "ArrowUp")
 
-        return Change(lambda: box.press("Enter"), open_and_move)
+        return Change(prepare=open_and_move, commit=lambda: box.press("Enter"))
     if kind == "stRadio":
         options = element.get_by_role("radio")
         checked = element.evaluate("el => Array.from(el.querySelectorAll('input[type=radio]')).map(i => i.checked)")
@@ -383,7 +383,7 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int) -> Chan
         value, top = float(box.input_value() or 0), box.get_attribute("max")
         up = forward != (top is not None and value >= float(top))
         text = f"{value + 1 if up else value - 1:g}"
-        return Change(lambda: box.press("Enter"), lambda: box.fill(text))
+        return Change(prepare=lambda: box.fill(text), commit=lambda: box.press("Enter"))
     if kind == "stButtonGroup":
         buttons = element.locator("button")
         states = element.evaluate(  # a segmented control marks its choice with aria-checked, pills with aria-pressed
@@ -408,12 +408,12 @@ def action_for(page: Page, kind: str, index: int, label: str, step: int) -> Chan
         else:
             current = box.input_value()
             text = current + " zz" if forward else current.removesuffix(" zz")
-        return Change(lambda: box.press("Control+Enter"), lambda: box.fill(text))
+        return Change(prepare=lambda: box.fill(text), commit=lambda: box.press("Control+Enter"))
     if kind == "stTextInput":
         box = element.locator("input")
         current = box.input_value()
         text = current + " zz" if forward else current.removesuffix(" zz")
-        return Change(lambda: box.press("Enter"), lambda: box.fill(text))
+        return Change(prepare=lambda: box.fill(text), commit=lambda: box.press("Enter"))
     if kind == "stButton":
         return Change(element.locator("button").first.click)
     raise ValueError(kind)

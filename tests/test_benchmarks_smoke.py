@@ -214,7 +214,7 @@ def test_control_latency_times_a_change_from_its_commit_not_its_preparation():
         tab.now += 20
         tab.last_mutation = tab.now + 100  # the rerun's last repaint
 
-    assert page.change(Change(pick_an_option, open_the_list)) == pytest.approx(0.120)
+    assert page.change(Change(prepare=open_the_list, commit=pick_an_option)) == pytest.approx(0.120)
     assert page.change(Change(pick_an_option)) == pytest.approx(0.120)
 
 
