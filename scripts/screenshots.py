@@ -39,7 +39,7 @@ CAUSAL_SOFTMAX = {"stage": "weights", "mask_kind": "causal"}
 SHOTS = (
     Shot("step_through", "", CAUSAL_SOFTMAX),
     Shot("first_example", "", {}, scroll_to='[data-testid="stExpander"]'),
-    Shot("projection", "", {"stage": "qkv"}, scroll_to='[data-testid="stTabs"]'),
+    Shot("projection", "", {"stage": "qkv"}, scroll_to=".st-key-projection-tab"),
     Shot("highlight", "", {**CAUSAL_SOFTMAX, "mask_kind": "none", "highlight": "true", "highlight_i": "7",
                            "highlight_j": "1"}, scroll_to=".st-key-highlight"),
     Shot("mask_uses", "masks", {"mask_lab_presets": "causal,padding", "mask_lab_pad": "10"}),

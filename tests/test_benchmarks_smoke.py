@@ -72,6 +72,11 @@ RUNS = {
         ("run", "as sent", "no numbers", "numbers as text"),
         "  1 ",
     ),
+    "widget_cost.py": (
+        ["--kinds", "tabs_lazy", "segmented_control", "--count", "2", "--rounds", "1", "--changes", "1"],
+        ("kind", "tasks", "script", "each"),
+        "tabs_lazy ",
+    ),
     "speed_report.py": (
         ["--parts", "rerun", "decoder", "--quick"],
         ("target", "verdict", "measured"),
@@ -80,7 +85,7 @@ RUNS = {
 }
 NEEDS_BROWSER = {
     "browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py",
-    "figure_cost.py", "kept_charts.py", "heatmap_numbers.py",
+    "figure_cost.py", "kept_charts.py", "heatmap_numbers.py", "widget_cost.py",
 }
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""

@@ -247,9 +247,8 @@ def test_hostile_sentence_on_the_step_through_page(name):
                 z = decode_array(trace["z"]).astype(float)
                 assert np.isfinite(z).all(), f"{name}: NaN or Inf drawn in {spec['layout'].get('title')}"
         if tokens and len(tokens) <= 200:
-            first = STAGES[0]  # its first matrix's table, opened as a click on the tab does
-            at.session_state[f"step-{first.name}-{first.matrices_for(False)[0]}-tab"] = translate("tab.table", "en")
-            at.run()
+            first = STAGES[0]  # its first matrix's table, chosen above it
+            at.button_group(key=f"step-{first.name}-{first.matrices_for(False)[0]}-tab").set_value("table").run()
             table = at.dataframe[0].value
             assert list(table.index) == token_labels(tokens), "table cells hold the token text as typed"
     if name in OVER_CHARACTER_LIMIT:

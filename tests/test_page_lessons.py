@@ -71,16 +71,16 @@ def test_the_random_weights_are_called_untrained_with_a_link_to_the_trained_mode
 # ----- X · W --------------------------------------------------------------------------------------
 
 
-def test_the_qkv_stage_draws_x_times_each_w_behind_its_tab():
+def test_the_qkv_stage_draws_x_times_each_w_when_chosen():
     at = run_app(stage="qkv")
     trace = build_toy_trace(ToySettings())
     sides = (("q", trace.w_q, trace.attention.q), ("k", trace.w_k, trace.attention.k),
              ("v", trace.w_v, trace.attention.v))
-    for (name, w, product), label in zip(sides, TAB_LABELS, strict=True):
-        at.session_state["projection-tab"] = label  # what a click on the tab sets
-        at.run()
+    assert at.button_group(key="projection-tab").options == list(TAB_LABELS)
+    for name, w, product in sides:
+        at.button_group(key="projection-tab").set_value(name).run()
         drawn = [chart for chart in chart_ids(at) if chart.endswith("-xw")]
-        assert len(drawn) == 1 and drawn[0].endswith(f"projection-{name}-xw"), "only the open tab's figure is sent"
+        assert len(drawn) == 1 and drawn[0].endswith(f"projection-{name}-xw"), "only the chosen projection is sent"
         x_drawn, w_drawn, product_drawn = _heatmaps(spec_ending(at, f"projection-{name}-xw"))
         np.testing.assert_allclose(w_drawn, w)
         np.testing.assert_allclose(product_drawn, product)

@@ -166,11 +166,10 @@ def test_too_many_tokens_are_cut_with_a_notice():
     assert drawn.shape[0] == -(-MAX_TOKENS // (-(-MAX_TOKENS // MAX_DRAWN_SIDE)))  # rows drawn in blocks
 
 
-ZOOM_TAB = "Zoom: 24 × 24 cells"
 
 
 def test_a_long_sentence_is_drawn_in_blocks_with_an_exact_zoom_window():
-    """2048 tokens: weights drawn as block maxima; the zoom tab shows exact cells."""
+    """2048 tokens: weights drawn as block maxima; the Zoom view shows exact cells."""
     text = " ".join(f"w{i % 700}" for i in range(MAX_TOKENS))
     at = _at_stage("weights", text=text, mask_kind="causal")
     expected = build_toy_trace(ToySettings(text=text, mask=MaskSpec(causal=True))).attention
@@ -183,9 +182,8 @@ def test_a_long_sentence_is_drawn_in_blocks_with_an_exact_zoom_window():
     np.testing.assert_allclose(overview[1, 0], expected.weights[block : 2 * block, :block].max(), rtol=1e-6)
     assert np.isnan(overview[0, 1])
     assert "largest weight" in blocks["layout"]["title"]["text"]
-    assert any("Zoom tab" in caption.value for caption in at.caption), "the heatmap says where exact cells are"
-    at.session_state["step-weights-weights-tab"] = ZOOM_TAB  # what a click on the tab sets
-    at.run()
+    assert any("choose Zoom" in caption.value for caption in at.caption), "the heatmap says where exact cells are"
+    at.button_group(key="step-weights-weights-tab").set_value("zoom").run()
     [zoom] = plotly_specs(at)
     np.testing.assert_allclose(np.nan_to_num(heatmap_z(zoom)), np.where(expected.mask, expected.weights, 0)[:24, :24])
     at.slider(key="step-weights-weights-zoom-row").set_value(1000).run()
@@ -195,7 +193,7 @@ def test_a_long_sentence_is_drawn_in_blocks_with_an_exact_zoom_window():
 
 
 @pytest.mark.parametrize("view", ["steps", "overview"])
-def test_a_large_matrix_sends_one_figure_until_its_zoom_tab_is_opened(view):
+def test_a_large_matrix_sends_one_figure_until_its_zoom_is_chosen(view):
     """Every figure costs the browser about 0.05 s to draw, whatever its size: a stage of three
     2,048-token matrices draws three, not six, and the overview one per matrix."""
     text = " ".join(f"w{i}" for i in range(MAX_TOKENS))
@@ -207,10 +205,10 @@ def test_a_large_matrix_sends_one_figure_until_its_zoom_tab_is_opened(view):
     assert not [slider for slider in at.slider if slider.key and slider.key.endswith("-zoom-row")], "no zoom sliders"
 
 
-def test_a_small_matrix_has_no_zoom_tab():
+def test_a_small_matrix_has_no_zoom_view():
     at = _at_stage("weights")
-    assert [tab.label for tab in at.tabs][:2] == ["Heatmap", "Table"]
-    assert not any(tab.label.startswith("Zoom") for tab in at.tabs)
+    assert at.button_group(key="step-weights-weights-tab").options == ["Heatmap", "Table"]
+    assert not at.tabs, "a row of buttons, not a tab bar (which the browser draws again on every rerun)"
 
 
 def test_projector_mode_enlarges_type_and_gaps_and_the_palette_changes_colours():
@@ -273,39 +271,37 @@ def test_a_stage_with_one_matrix_prints_its_numbers_in_the_cells(stage):
     assert heat.get("texttemplate") == "%{z:.2f}", "the numbers are printed in the cells"
 
 
-def test_the_table_is_made_only_when_its_tab_is_open_and_holds_the_exact_numbers():
+def test_the_table_is_made_only_when_chosen_and_holds_the_exact_numbers():
     """A settings change sends the heatmap alone; clicking "Table" brings the exact matrix."""
     at = _at_stage("weights")
-    assert not at.dataframe, "the closed table tab is neither built nor sent"
+    assert not at.dataframe, "the table, not chosen, is neither built nor sent"
     assert _spec_of(at, "weights")
-    at.session_state["step-weights-weights-tab"] = "Table"  # what a click on the tab sets
-    at.run()
+    at.button_group(key="step-weights-weights-tab").set_value("table").run()
     assert not at.exception
     expected = build_toy_trace(ToySettings()).attention.weights
     (table,) = at.dataframe
     np.testing.assert_allclose(table.value.to_numpy(dtype=float), expected, rtol=1e-6)
-    assert not [chart for chart in chart_ids(at) if chart.endswith("-step-weights-weights")], "heatmap tab closed"
+    heatmaps = [chart for chart in chart_ids(at) if chart.endswith("-step-weights-weights")]
+    assert not heatmaps, "the heatmap is not sent beside it"
 
 
-def test_an_open_table_tab_survives_a_language_switch():
-    """The open tab is remembered by its label; in the other language it falls back to the heatmap."""
+def test_a_chosen_table_stays_through_a_language_switch():
+    """The chosen view is kept by its name, not its label: the table stays in the other language."""
     at = _at_stage("weights")
-    at.session_state["step-weights-weights-tab"] = "Table"
-    at.run()
+    at.button_group(key="step-weights-weights-tab").set_value("table").run()
     at.session_state["lang"] = "zh"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.dataframe or _spec_of(at, "weights")
+    assert at.dataframe and not [chart for chart in chart_ids(at) if chart.endswith("-step-weights-weights")]
+    assert at.button_group(key="step-weights-weights-tab").options == ["热力图", "表格"]
 
 
-def test_the_table_of_a_long_matrix_shows_the_window_chosen_in_the_zoom_tab():
+def test_the_table_of_a_long_matrix_shows_the_window_chosen_under_zoom():
     settings = ToySettings(text=" ".join(f"w{i}" for i in range(300)))
     at = run_app(stage="weights", text=settings.text)
-    at.session_state["step-weights-weights-tab"] = ZOOM_TAB
-    at.run()
+    at.button_group(key="step-weights-weights-tab").set_value("zoom").run()
     at.slider(key="step-weights-weights-zoom-row").set_value(100).run()
-    at.session_state["step-weights-weights-tab"] = "Table"
-    at.run()
+    at.button_group(key="step-weights-weights-tab").set_value("table").run()
     assert not at.exception
     expected = build_toy_trace(settings).attention.weights[100:124, :24]
     (table,) = at.dataframe

@@ -14,7 +14,7 @@ from attention_core.lessons.projections import most_asymmetric_pair, self_weight
 
 from .display import figure_style, figure_text
 from .language import t
-from .views import draw, escape_markdown, token_picker
+from .views import draw, escape_markdown, token_picker, view_picker
 
 DECODER_EXAMPLE = "猫坐在垫子上。"
 """The decoder's sentence loaded by the encoder–decoder button when none is typed (the bundled
@@ -82,14 +82,12 @@ def projection_panel(trace: ToyTrace) -> None:
                 ("k", trace.x_key, trace.w_k, trace.key_labels, ("X", "W<sup>K</sup>", "K")),
                 ("v", trace.x_key, trace.w_v, trace.key_labels, ("X", "W<sup>V</sup>", "V")),
             )
-            tabs = st.tabs(TAB_LABELS, key="projection-tab", on_change="rerun")  # only the open tab is drawn
-            for tab, (name, x, w, labels, names) in zip(tabs, sides, strict=True):
-                if not tab.open:
-                    continue
-                with tab:
-                    figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
-                    # built in the display style, panels placed for it: no restyle (it would square each panel)
-                    draw(figure, key=f"projection-{name}-xw")
+            shown = view_picker(dict(zip("qkv", TAB_LABELS, strict=True)), key="projection-tab",
+                                label=t("projection.picker"))
+            name, x, w, labels, names = next(side for side in sides if side[0] == shown)
+            figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
+            # built in the display style, panels placed for it: no restyle (it would square each panel)
+            draw(figure, key=f"projection-{name}-xw")
         pair = most_asymmetric_pair(trace.attention.raw_scores) if self_attention else None
         if pair is not None:
             labels = trace.query_labels

@@ -191,7 +191,7 @@ def _listed(value):
 
 NARROW_PANEL_COLUMNS = 6
 """In a stage that shows matrices side by side, cells are too narrow for printed numbers
-beyond this many columns (the table tab has them all)."""
+beyond this many columns (the Table view has them all)."""
 
 
 ZOOM_SIDE = 24
@@ -209,52 +209,70 @@ def matrix_view(
     highlight: tuple[int, int] | None = None,
     square: bool = False,
 ) -> None:
-    """The recorded matrix `name` as a heatmap, with a tab holding its exact numbers.
+    """The recorded matrix `name` as a heatmap, with a table of its exact numbers a click away.
 
     `highlight` = (query i, key j) outlines what cell (i, j) is made of (see `heatmap`).
     `square`: in projector mode, square cells sized for the type instead of a height that fits
     the screen (for pages where the matrix need not share the first screen).
 
-    A large matrix gets a third tab, a zoom window showing a chosen region's cells exactly
-    (the table tab shows the same window); beyond MAX_DRAWN_SIDE the heatmap itself is drawn
-    in blocks. Only the open tab is built and sent: a change of settings repaints one figure,
+    A large matrix gets a third view, a zoom window showing a chosen region's cells exactly
+    (the table shows the same window); beyond MAX_DRAWN_SIDE the heatmap itself is drawn
+    in blocks. Only the chosen view is built and sent (`view_picker`): a change of settings repaints one figure,
     and a stage or the overview draws one figure per matrix (each one costs the browser
     about 0.05 s to mount, whatever its size: `benchmarks/figure_cost.py`).
     """
     values = trace.matrix(name)
     large = max(values.shape) > TABLE_FULL_SIDE
-    labels = [t("tab.heatmap"), *([t("tab.zoom", side=ZOOM_SIDE)] if large else []), t("tab.table")]
-    tabs = st.tabs(labels, key=f"{key}-{name}-tab", on_change="rerun")
-    heatmap_tab, zoom_tab, table_tab = tabs[0], tabs[1] if large else None, tabs[-1]
+    views = {"heatmap": t("tab.heatmap"), **({"zoom": t("tab.zoom", side=ZOOM_SIDE)} if large else {}),
+             "table": t("tab.table")}
+    shown = view_picker(views, key=f"{key}-{name}-tab")
     text, style = figure_text(), figure_style()
-    if heatmap_tab.open:
-        with heatmap_tab:
-            narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
-            show_numbers = False if narrow or large else None
-            spec = memo_on(trace, _heatmap_spec, name, text, style, show_numbers, highlight, square)
-            send(spec, key=f"{key}-{name}")
-            if large:
-                st.caption(t("zoom.hint"))
-    if zoom_tab is not None and zoom_tab.open:
-        with zoom_tab:
-            window = _zoom_window(values.shape, key=f"{key}-{name}")
-            zoomed = heatmap(
-                trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight
-            )
-            draw(zoomed, key=f"{key}-{name}-zoom")
-    if table_tab.open:
-        with table_tab:
-            window = None
-            if large:
-                st.caption(t("zoom.table"))
-                window = _chosen_zoom_window(values.shape, key=f"{key}-{name}")
-            frame = matrix_frame(trace, name, window=window)
-            number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
-            st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
+    if shown == "heatmap":
+        narrow = side_by_side and values.shape[-1] > NARROW_PANEL_COLUMNS
+        show_numbers = False if narrow or large else None
+        spec = memo_on(trace, _heatmap_spec, name, text, style, show_numbers, highlight, square)
+        send(spec, key=f"{key}-{name}")
+        if large:
+            st.caption(t("zoom.hint"))
+    elif shown == "zoom":
+        window = _zoom_window(values.shape, key=f"{key}-{name}")
+        zoomed = heatmap(trace, name, text=text, style=style, window=window, title=t("zoom.title"), highlight=highlight)
+        draw(zoomed, key=f"{key}-{name}-zoom")
+    else:
+        window = None
+        if large:
+            st.caption(t("zoom.table"))
+            window = _chosen_zoom_window(values.shape, key=f"{key}-{name}")
+        frame = matrix_frame(trace, name, window=window)
+        number_format = {column: st.column_config.NumberColumn(format="%.4f") for column in frame.columns}
+        st.dataframe(frame, column_config=None if name == "mask" else number_format, key=f"{key}-{name}-table")
+
+
+def view_picker(views: dict[str, str], key: str, label: str | None = None) -> str:
+    """Which of a figure's views to show (`views`: name → label; the first is the default), as
+    a row of buttons above it; returns the chosen name. Only the chosen view is built and sent.
+
+    Not `st.tabs`: Streamlit draws a tab bar again on every rerun at about 12 ms of the
+    browser's time, changed or not, a segmented control at about 1 ms
+    (`benchmarks/widget_cost.py`), and a page shows up to twelve matrices. The choice is
+    kept by name, so it survives a change of language; a view the figure no longer has (the
+    zoom of a matrix that is now small) gives way to the default.
+    """
+    if st.session_state.get(key, next(iter(views))) not in views:
+        del st.session_state[key]
+    return st.segmented_control(
+        label or t("tab.label"),
+        list(views),
+        format_func=views.get,
+        default=next(iter(views)),
+        required=True,
+        key=key,
+        label_visibility="collapsed",
+    )
 
 
 def _heatmap_spec(trace, name: str, text, style, show_numbers: bool | None, highlight, square: bool) -> dict:
-    """The spec `matrix_view` sends for its heatmap tab: built once per trace and settings
+    """The spec `matrix_view` sends for its heatmap view: built once per trace and settings
     (`memo_on`), since a rerun that changes neither (the overview opened again, a stage
     revisited, a control that changes no figure) sends the same one. At 2,048 tokens the
     overview's twelve took about 60 % of its rerun to build."""
@@ -276,7 +294,7 @@ def _zoom_window(shape: tuple[int, int], key: str) -> tuple[slice, slice]:
 
     An axis that already fits in the window gets no slider (it would slide from 0 to 0,
     which Streamlit refuses): a wide matrix with few rows (Q at dk = 512) only scrolls across.
-    The sliders keep their place while the table tab is open (its table shows the same window).
+    The sliders keep their place while the Table view is chosen (its table shows the same window).
     """
     rows, columns = shape
     st.caption(t("zoom.explain", side=ZOOM_SIDE, limit=MAX_DRAWN_SIDE))

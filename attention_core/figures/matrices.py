@@ -715,7 +715,7 @@ def reserve_label_room(figure: go.Figure) -> go.Figure:
 
     With margins too narrow, Plotly draws the whole figure, measures the labels, widens the
     margins and draws everything again: about half of a figure's first drawing in Chromium (a
-    page opened, a stage or tab switched; a change to a drawn figure keeps the margins found
+    page opened, a stage or view switched; a change to a drawn figure keeps the margins found
     before: `benchmarks/plotly_margins.py`). The room is guessed from the labels' characters
     and rounded up; where a font is wider than the guess, Plotly still widens the margin itself
     (automargin stays on), so a label is never cut. Returns the same figure, changed in place.

@@ -192,9 +192,9 @@ def test_side_by_side_stages_keep_every_label_and_number_at_1440_by_900(page, st
     assert len(figures) >= 3
     for figure in figures:
         _check_every_label_and_number(figure)
-    if stage == "qkv":  # the X · W panels of K and of V, each behind its tab
+    if stage == "qkv":  # the X · W panels of K and of V, each chosen above the figure
         for tab, name in zip(PROJECTION_TABS, ("K", "V"), strict=True):
-            page.get_by_role("tab", name=tab).click()  # the tab's figure is built on the click (a rerun)
+            page.locator(".st-key-projection-tab button").filter(has_text=tab).click()  # built on the click (a rerun)
             shown = []
             for _ in range(60):
                 page.wait_for_timeout(500)
