@@ -271,6 +271,17 @@ def test_a_stage_with_one_matrix_prints_its_numbers_in_the_cells(stage):
     assert heat.get("texttemplate") == "%{z:.2f}", "the numbers are printed in the cells"
 
 
+def test_a_chosen_zoom_gives_way_to_the_heatmap_when_the_sentence_gets_short():
+    """Zoom is offered above 64 tokens only; chosen, then the sentence shortened: the heatmap."""
+    at = run_app(stage="weights", text=" ".join(f"w{i}" for i in range(300)))
+    at.button_group(key="step-weights-weights-tab").set_value("zoom").run()
+    assert at.slider(key="step-weights-weights-zoom-row")
+    at.text_area(key="text").set_value("the cat sat on the mat").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.button_group(key="step-weights-weights-tab").value == "heatmap"
+    assert _spec_of(at, "weights")
+
+
 def test_the_table_is_made_only_when_chosen_and_holds_the_exact_numbers():
     """A settings change sends the heatmap alone; clicking "Table" brings the exact matrix."""
     at = _at_stage("weights")
