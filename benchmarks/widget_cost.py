@@ -36,7 +36,7 @@ from browser_profile import TRACE_COLUMNS, profile_dk, summarise_trace, traced
 WIDGETS_APP = Path(__file__).with_name("widgets_app.py")
 KINDS = ("none", "selectbox", "radio", "segmented_control", "toggle", "slider", "select_slider", "number_input",
          "text_area", "button", "markdown", "caption", "latex", "expander", "tabs", "tabs_lazy", "columns", "popover")
-"""As in widgets_app.py (which Streamlit runs; importing it here would draw it)."""
+"""What `widgets_app.py` can draw: each but "none" is a branch of its `draw`."""
 
 
 def main() -> None:

@@ -3,10 +3,10 @@
     streamlit run benchmarks/widgets_app.py   then open /?kind=selectbox&count=10
 
 `floor_app.py` as it is (its sentence box, dk slider and one heatmap), then `count` elements
-of `kind` (KINDS) in the sidebar or the main area, as the app places them. None of them
-depends on dk: a dk move changes only the heatmap, and everything else is sent again
-unchanged, as Streamlit sends every element on every rerun. `widget_cost.py` times dk moves
-for each kind against `kind=none`.
+of `kind` (`widget_cost.KINDS`, each a branch of `draw`) in the sidebar or the main area, as
+the app places them. None of them depends on dk: a dk move changes only the heatmap, and
+everything else is sent again unchanged, as Streamlit sends every element on every rerun.
+`widget_cost.py` times dk moves for each kind against `kind=none`.
 """
 
 from __future__ import annotations
@@ -72,9 +72,6 @@ def draw(kind: str, index: int) -> None:
     else:
         raise ValueError(f"unknown kind {kind!r}")
 
-
-KINDS = ("none", "selectbox", "radio", "segmented_control", "toggle", "slider", "select_slider", "number_input",
-         "text_area", "button", "markdown", "caption", "latex", "expander", "tabs", "tabs_lazy", "columns", "popover")
 
 runpy.run_path(str(Path(__file__).with_name("floor_app.py")))
 kind = st.query_params.get("kind", "none")
