@@ -25,7 +25,7 @@ from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
 from ui.lesson_views import untrained_note
-from ui.views import chart, escape_markdown, token_picker
+from ui.views import chart, escape_markdown, token_picker, view_picker
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -33,7 +33,6 @@ CELL_MAX_TOKENS = 256  # longer input is cut (with a notice): one bar per key in
 
 DEFAULT_CELL = {"cell_i": 1, "cell_j": 0}  # a first visit: the second query token looking at the first key
 PLOT_CONFIG = {"displaylogo": False}
-
 
 
 def cell_text() -> CellFigureText:
@@ -166,15 +165,15 @@ else:
     st.markdown(
         t("follow_cell.step.softmax.explain", row_max=cell.row_max, row_sum=cell.row_sum, weight=cell.weight, **names)
     )
-chart_tab, table_tab = st.tabs([t("follow_cell.tab.chart"), t("follow_cell.tab.table", i=i)])
-with chart_tab:
+softmax_views = {"chart": t("follow_cell.tab.chart"), "table": t("follow_cell.tab.table", i=i)}
+if view_picker(softmax_views, key="cell-softmax-tab", label=t("follow_cell.tab.label", i=i)) == "chart":
     softmax_title = "follow_cell.figure.softmax.fully_masked" if cell.fully_masked else "follow_cell.figure.softmax"
     chart(
         softmax_bars(cell, key_labels, text=words, title=t(softmax_title, i=i)),
         key="cell-softmax",
         config=PLOT_CONFIG,
     )
-with table_tab:
+else:
     row_table(cell, key_labels)
 
 st.subheader(t("follow_cell.step.output.title", i=i))

@@ -62,6 +62,17 @@ def row_softmax(trace, i: int) -> tuple[np.ndarray, np.ndarray]:
     return np.exp(row - top), np.asarray(trace.weights[i])
 
 
+def shown_row_table(at):
+    """Row i's softmax numbers, read as a user does: choose the Numbers view, read its table,
+    then go back to the chart."""
+    at.button_group(key="cell-softmax-tab").set_value("table").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "cell-softmax" not in " ".join(chart_ids(at)), "only the chosen view is drawn"
+    (table,) = at.dataframe
+    at.button_group(key="cell-softmax-tab").set_value("chart").run()
+    return table.value
+
+
 def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     """Every number and bar on the page is the trace's record for cell (i, j)."""
     assert at.selectbox(key="cell_i").value == i
@@ -81,6 +92,7 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     products = bars(chart(at, "cell-products"))[0]
     np.testing.assert_allclose(y(products), trace.q[i] * trace.k[j], rtol=1e-12)
 
+    at.button_group(key="cell-softmax-tab").set_value("chart").run()
     softmax = bars(chart(at, "cell-softmax"))[0]
     np.testing.assert_allclose(y(softmax), exp_row, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(decode_array(softmax["customdata"]).astype(float), weights, rtol=1e-12, atol=1e-15)
@@ -97,7 +109,7 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     drawn_weights = np.where(trace.mask, trace.weights, np.nan)  # masked cells are drawn as gaps
     np.testing.assert_allclose(heatmap_z(chart(at, "cell-locator")), drawn_weights, atol=1e-15)
 
-    table = at.dataframe[0].value
+    table = shown_row_table(at)
     np.testing.assert_array_equal(table.iloc[:, 1].to_numpy(dtype=bool), trace.mask[i])
     np.testing.assert_array_equal(table.iloc[:, 2].to_numpy(dtype=float), trace.masked_scores[i])
     np.testing.assert_allclose(table.iloc[:, 4].to_numpy(dtype=float), exp_row, rtol=1e-12, atol=1e-15)
@@ -124,6 +136,22 @@ def test_page_renders_in_both_languages(lang):
         assert at.selectbox(key="cell_i").label.startswith("查询词元")
     else:
         assert at.title[0].value == "Follow one cell"
+
+
+@pytest.mark.parametrize(("lang", "labels"), [("en", ["Chart", "Numbers of row 1"]), ("zh", ["图", "第 1 行的数字"])])
+def test_the_softmax_row_is_a_chart_or_its_numbers_chosen_with_buttons(lang, labels):
+    """A row of buttons, not a tab bar (which the browser draws again on every rerun, about
+    12 ms): the chart opens first, and only the chosen view is built and sent."""
+    at = open_page(lang)
+    assert not at.tabs
+    picker = at.button_group(key="cell-softmax-tab")
+    assert picker.options == labels and picker.value == "chart"
+    assert not at.dataframe
+    at.button_group(key="cell-softmax-tab").set_value("table").run()
+    at.selectbox(key="cell_i").set_value(4).run()
+    assert at.button_group(key="cell-softmax-tab").value == "table", "the choice stays when the row changes"
+    assert at.button_group(key="cell-softmax-tab").options[1] == labels[1].replace("1", "4")
+    assert len(at.dataframe) == 1
 
 
 def test_every_number_shown_equals_the_trace_record():
@@ -231,7 +259,7 @@ def test_a_fully_masked_row_is_explained_without_nan(lang):
         for trace_spec in spec["data"]:
             assert not np.isnan(decode_array(trace_spec["y"]).astype(float)).any()
     assert float(metrics(at)["weight"]) == 0.0
-    assert all(value == 0 for value in at.dataframe[0].value.iloc[:, 5])
+    assert all(value == 0 for value in shown_row_table(at).iloc[:, 5])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

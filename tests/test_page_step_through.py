@@ -232,8 +232,12 @@ def test_export_offers_every_format_and_small_matrix_snippets():
     labels = [button.proto.label for button in at.get("download_button")]
     assert labels[:3] == [".npz", "CSV files (.zip)", "JSON"]
     assert "Figure as an offline HTML file" in labels
+    assert not at.tabs, "LaTeX · Markdown is a row of buttons, not a tab bar"
     snippets = [block.value for block in at.code]
     assert any(snippet.startswith("% columns: 0:a, 1:b, 2:c") for snippet in snippets)
+    assert not any(snippet.startswith("| |") for snippet in snippets), "only the chosen snippet is sent"
+    at.button_group(key="step-export-weights-snippet").set_value("markdown").run()
+    snippets = [block.value for block in at.code]
     assert any(snippet.startswith("| | 0:a | 1:b | 2:c |") for snippet in snippets)
 
 

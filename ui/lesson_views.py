@@ -77,14 +77,14 @@ def projection_panel(trace: ToyTrace) -> None:
             st.caption(t("projection.too_big", limit=MAX_PROJECTION_SIDE))
         else:
             text, style = figure_text(), figure_style()
-            sides = (
-                ("q", trace.x_query, trace.w_q, trace.query_labels, ("X", "W<sup>Q</sup>", "Q")),
-                ("k", trace.x_key, trace.w_k, trace.key_labels, ("X", "W<sup>K</sup>", "K")),
-                ("v", trace.x_key, trace.w_v, trace.key_labels, ("X", "W<sup>V</sup>", "V")),
-            )
-            shown = view_picker(dict(zip("qkv", TAB_LABELS, strict=True)), key="projection-tab",
-                                label=t("projection.picker"))
-            name, x, w, labels, names = next(side for side in sides if side[0] == shown)
+            sides = {  # name → (X, W, the rows' token labels, the three panels' titles)
+                "q": (trace.x_query, trace.w_q, trace.query_labels, ("X", "W<sup>Q</sup>", "Q")),
+                "k": (trace.x_key, trace.w_k, trace.key_labels, ("X", "W<sup>K</sup>", "K")),
+                "v": (trace.x_key, trace.w_v, trace.key_labels, ("X", "W<sup>V</sup>", "V")),
+            }
+            name = view_picker(dict(zip(sides, TAB_LABELS, strict=True)), key="projection-tab",
+                               label=t("projection.picker"))
+            x, w, labels, names = sides[name]
             figure = projection_figure(x, w, trace.matrix(name), labels, names=names, text=text, style=style)
             # built in the display style, panels placed for it: no restyle (it would square each panel)
             draw(figure, key=f"projection-{name}-xw")

@@ -256,10 +256,9 @@ def view_picker(views: dict[str, str], key: str, label: str | None = None) -> st
     browser's time, changed or not, a segmented control at about 1 ms
     (`benchmarks/widget_cost.py`), and a page shows up to twelve matrices. The choice is
     kept by name, so it survives a change of language; a view the figure no longer has (the
-    zoom of a matrix that is now small) gives way to the default.
+    zoom of a matrix that is now small) gives way to the default: Streamlit checks a kept
+    value against the options and resets it, in the browser too.
     """
-    if st.session_state.get(key, next(iter(views))) not in views:
-        del st.session_state[key]
     return st.segmented_control(
         label or t("tab.label"),
         list(views),
@@ -401,9 +400,11 @@ def export_panel(trace: ToyTrace, matrices: tuple[str, ...], key: str) -> None:
             rows, columns = trace.axis_labels(name)
             st.markdown(f"**{escape_markdown(MATRICES[name].label)}** · {values.shape[0]} × {values.shape[1]}")
             if max(values.shape) <= MAX_SNIPPET_SIDE:
-                latex_tab, markdown_tab = st.tabs(["LaTeX", "Markdown"])
-                latex_tab.code(latex_matrix(values, rows, columns), language="latex")
-                markdown_tab.code(markdown_table(values, rows, columns), language="markdown")
+                snippets = {"latex": "LaTeX", "markdown": "Markdown"}
+                if view_picker(snippets, key=f"{key}-{name}-snippet", label=t("export.snippet")) == "latex":
+                    st.code(latex_matrix(values, rows, columns), language="latex")
+                else:
+                    st.code(markdown_table(values, rows, columns), language="markdown")
             else:
                 st.caption(t("export.too_big", limit=MAX_SNIPPET_SIDE))
             st.download_button(

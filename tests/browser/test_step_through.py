@@ -52,3 +52,27 @@ def test_switching_to_chinese_translates_the_page_and_keeps_the_stage(page):
     assert page.get_by_role("button", name="下一步 →").is_visible()
     page.screenshot(path=str(ARTIFACTS / "step_through_zh.png"))
     assert not page.console_errors
+
+
+def test_a_chosen_zoom_gives_way_to_the_heatmap_when_the_sentence_gets_short(page):
+    """The Zoom view exists only for a long sentence. Once a short sentence is typed, the
+    picker falls back to Heatmap, and the browser shows that choice too (Streamlit resets a
+    kept value that is no longer an option and tells the browser), with no error."""
+    long_text = " ".join(f"w{position}" for position in range(80))
+    _open(page, f"/?stage=weights&text={long_text.replace(' ', '+')}")
+    picker = page.locator(".st-key-step-weights-weights-tab")
+    picker.locator("button").filter(has_text="Zoom").click()
+    page.locator(".st-key-step-weights-weights-zoom-row").wait_for(timeout=20_000)
+    wait_for_app(page)
+
+    box = page.get_by_role("textbox", name="Sentence", exact=True)
+    box.fill("a b c")
+    box.press("Control+Enter")
+    page.locator(".st-key-step-weights-weights-zoom-row").wait_for(state="detached", timeout=20_000)
+    wait_for_app(page)
+    assert heatmap_titled(page, "A = softmax")["y"] == ["0:a", "1:b", "2:c"]
+    assert picker.locator("button").all_inner_texts() == ["Heatmap", "Table"]
+    chosen = picker.get_by_role("radio", checked=True)
+    assert chosen.all_inner_texts() == ["Heatmap"], "the browser shows the choice the server fell back to"
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert not page.console_errors
