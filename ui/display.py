@@ -33,6 +33,10 @@ PROJECTOR_CSS = (
 )
 """Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page;
 narrow page margins leave the width to the matrices (1280 × 720 has none to spare)."""
+SIDEBAR_CSS = "<style>[data-testid='stSidebar'] { transition: transform 0.3s; }</style>"
+"""Both modes: the sidebar takes its new width at once. Streamlit animates a change of its width
+over 0.3 s, and plotly.js drew every chart again at each step of that animation when the
+display mode changed (tests/browser/test_single_drawing.py). Its slide in and out stays."""
 
 
 def panels(spec: int | list[float], stack: bool | None = None, **options) -> list:
@@ -73,8 +77,7 @@ def display_controls(sidebar) -> None:
             help=t("control.palette.help"),
             persist_state="session",
         )
-    if projector_mode():
-        st.html(PROJECTOR_CSS)
+    st.html(SIDEBAR_CSS + PROJECTOR_CSS if projector_mode() else SIDEBAR_CSS)
 
 
 def figure_text() -> FigureText:

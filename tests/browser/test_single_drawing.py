@@ -44,3 +44,34 @@ def test_no_chart_is_recomputed_after_its_first_drawing(page, path):
     assert all(chart["drawings"] >= 1 for chart in drawings), drawings
     assert all(chart["recomputed"] == 0 for chart in drawings), f"charts computed again: {drawings}"
     assert not page.console_errors
+
+
+def _drawings_after(page, change) -> list[int]:
+    """How many times plotly.js drew each chart that appeared after `change()`, once the page is quiet."""
+    before = page.evaluate("window.__drawings.length")
+    change()
+    page.wait_for_timeout(300)
+    wait_for_app(page)
+    page.wait_for_timeout(1500)  # a width that moves after the rerun redraws its charts later
+    return page.evaluate(f"window.__drawings.slice({before}).map(record => record.drawings)")
+
+
+@pytest.mark.parametrize("path", ["/?stage=weights", "/cell"])
+def test_switching_the_display_mode_draws_each_chart_no_more_often_than_moving_dk(page, path):
+    """Projector mode enlarges the type, not the sidebar. When it also widened the sidebar, the
+    sidebar's own 0.3 s animation of its width narrowed the main area step by step, and plotly.js
+    drew every chart again at each step (4 or 5 times instead of 2 or 3): a quarter of a second
+    more for the teacher's click."""
+    page.add_init_script(WATCH_DRAWINGS_JS)
+    page.goto(page.app_url + path)
+    wait_for_app(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Display", exact=True).click()
+    dk = sidebar.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    moved = _drawings_after(page, lambda: (dk.focus(), page.keyboard.press("ArrowRight")))
+    projector = _drawings_after(page, lambda: sidebar.get_by_text("Projector", exact=False).click())
+    screen = _drawings_after(page, lambda: sidebar.get_by_text("Screen", exact=True).click())
+    assert moved and projector and screen
+    assert max(projector) <= max(moved), f"dk moved: {moved}; to projector: {projector}"
+    assert max(screen) <= max(moved), f"dk moved: {moved}; back to screen: {screen}"
+    assert not page.console_errors
