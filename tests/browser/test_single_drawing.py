@@ -68,9 +68,10 @@ def test_switching_the_display_mode_draws_each_chart_no_more_often_than_moving_d
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Display", exact=True).click()
     dk = sidebar.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
-    moved = _drawings_after(page, lambda: (dk.focus(), page.keyboard.press("ArrowRight")))
+    moved = _drawings_after(page, lambda: dk.press("ArrowUp"))  # ← and → step the stages (ui/keys.py)
     projector = _drawings_after(page, lambda: sidebar.get_by_text("Projector", exact=False).click())
     screen = _drawings_after(page, lambda: sidebar.get_by_text("Screen", exact=True).click())
+    assert dk.input_value() == "9", "dk did not move"
     assert moved and projector and screen
     assert max(projector) <= max(moved), f"dk moved: {moved}; to projector: {projector}"
     assert max(screen) <= max(moved), f"dk moved: {moved}; back to screen: {screen}"
