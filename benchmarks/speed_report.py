@@ -1,7 +1,7 @@
 """The speed targets of issue 13 in one table: each target, what was measured, met or not.
 
     python benchmarks/speed_report.py [--out DIR] [--reuse] [--parts engine rerun decoder control users]
-                                      [--engine-python PATH] [--duration 30]
+                                      [--engine-python PATH] [--duration 30] [--settle 300]
 
 Runs the other benchmarks one after another (never two at once: they would share the two
 cores), keeps each one's full output in `--out` (default: a new folder under /tmp), and
@@ -22,8 +22,9 @@ of running a part again (a part whose file is missing is run). Parts:
 - control: `control_latency.py`: every control on every page at 16 and 2048 tokens, and
   each page's first paint, with nothing cached and again with the scripts cached.
 
-Each part prints its own load average; a shared machine makes every wall time longer, so
-read the ratios (engine ÷ floor, app ÷ floor app) before the absolute times.
+Before each part the report waits (`--settle` seconds at most) until the one-minute load
+average is under `--quiet-load`. Each part prints its own load average; a shared machine makes
+every wall time longer, so read the ratios (engine ÷ floor, app ÷ floor app) before the absolute times.
 """
 
 from __future__ import annotations
@@ -75,6 +76,22 @@ PART_OF = {
 }
 
 
+def settle(most_seconds: float, quiet_load: float) -> None:
+    """Wait (at most `most_seconds`) until the one-minute load average is under `quiet_load`.
+
+    A part that starts right after the thirty browsers of `many_users.py` would otherwise print
+    a load of 20 or more (the average of the last minute) and share the cores with whatever of
+    them is still closing."""
+    started = time.monotonic()
+    load = os.getloadavg()[0]
+    while load >= quiet_load and time.monotonic() - started < most_seconds:
+        time.sleep(5)
+        load = os.getloadavg()[0]
+    if time.monotonic() - started >= 1:
+        print(f"  waited {time.monotonic() - started:.0f} s for a quiet machine: load {load:.1f}",
+              file=sys.stderr, flush=True)
+
+
 def run_parts(args, out: Path) -> dict[str, str]:
     texts = {}
     for name, command in commands(args).items():
@@ -82,6 +99,7 @@ def run_parts(args, out: Path) -> dict[str, str]:
             continue
         path = out / f"{name}.txt"
         if not (args.reuse and path.exists()):
+            settle(args.settle, args.quiet_load)
             print(f"running {name} …", file=sys.stderr, flush=True)
             started = time.monotonic()
             done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=args.part_timeout)
@@ -272,6 +290,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tiny run of every part (checks that the report "
                         "works; its numbers are not the targets' sizes)")
     parser.add_argument("--part-timeout", type=float, default=3600, help="seconds one part may take")
+    parser.add_argument("--settle", type=float, default=300, help="seconds to wait at most, before each part, "
+                        "for the one-minute load average to fall under --quiet-load (0: do not wait)")
+    parser.add_argument("--quiet-load", type=float, default=1.5, help="load average counted as a quiet machine")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="speed-report-"))
     out.mkdir(parents=True, exist_ok=True)

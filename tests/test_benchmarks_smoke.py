@@ -78,7 +78,7 @@ RUNS = {
         "tabs_lazy ",
     ),
     "speed_report.py": (
-        ["--parts", "rerun", "decoder", "--quick"],
+        ["--parts", "rerun", "decoder", "--quick", "--settle", "0"],
         ("target", "verdict", "measured"),
         "step-through rerun after dk moves",
     ),
