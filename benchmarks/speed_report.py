@@ -87,9 +87,9 @@ def settle(most_seconds: float, quiet_load: float) -> None:
     while load >= quiet_load and time.monotonic() - started < most_seconds:
         time.sleep(5)
         load = os.getloadavg()[0]
-    if time.monotonic() - started >= 1:
-        print(f"  waited {time.monotonic() - started:.0f} s for a quiet machine: load {load:.1f}",
-              file=sys.stderr, flush=True)
+    waited = time.monotonic() - started
+    if waited >= 1:
+        print(f"  waited {waited:.0f} s for a quiet machine: load {load:.1f}", file=sys.stderr, flush=True)
 
 
 def run_parts(args, out: Path) -> dict[str, str]:

@@ -34,9 +34,10 @@ PROJECTOR_CSS = (
 """Projector mode: Streamlit sizes its text in rem, so a larger root font scales the whole page;
 narrow page margins leave the width to the matrices (1280 × 720 has none to spare)."""
 SIDEBAR_CSS = "<style>[data-testid='stSidebar'] { transition: transform 0.3s; }</style>"
-"""Both modes: the sidebar takes its new width at once. Streamlit animates a change of its width
-over 0.3 s, and plotly.js drew every chart again at each step of that animation when the
-display mode changed (tests/browser/test_single_drawing.py). Its slide in and out stays."""
+"""Both modes: the sidebar takes a new width at once. Streamlit animates a change of its width
+over 0.3 s, and plotly.js drew every chart again at each step of that animation when projector
+mode widened it (tests/browser/test_single_drawing.py). Opening the sidebar still slides it in;
+closing it hides it at once."""
 
 
 def panels(spec: int | list[float], stack: bool | None = None, **options) -> list:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import pytest
 from plotly_page import wait_for_app
 
+from ui.i18n import translate
+
 # Counts each chart's drawings (plotly.js's "plotly_afterplot" event) and whether a drawing
 # recomputed the chart (a new `calcdata` array). plotly.js gives every chart its `emit`
 # method when it first draws it: the setter below wraps it before the first event.
@@ -58,20 +60,21 @@ def _drawings_after(page, change) -> list[int]:
 
 @pytest.mark.parametrize("path", ["/?stage=weights", "/cell"])
 def test_switching_the_display_mode_draws_each_chart_no_more_often_than_moving_dk(page, path):
-    """Projector mode enlarges the type, not the sidebar. When it also widened the sidebar, the
-    sidebar's own 0.3 s animation of its width narrowed the main area step by step, and plotly.js
-    drew every chart again at each step (4 or 5 times instead of 2 or 3): a quarter of a second
-    more for the teacher's click."""
+    """Projector mode widens the sidebar. While Streamlit animated that width over 0.3 s, the
+    main area narrowed step by step and plotly.js drew every chart again at each step (4 or 5
+    times against a dk move's 2): a quarter of a second more for the teacher's click."""
     page.add_init_script(WATCH_DRAWINGS_JS)
     page.goto(page.app_url + path)
     wait_for_app(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_text("Display", exact=True).click()
-    dk = sidebar.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    sidebar.get_by_text(translate("control.display_section", "en"), exact=True).click()
+    dk_slider = sidebar.locator('[data-testid="stSlider"]').filter(has_text=translate("control.dk", "en"))
+    dk = dk_slider.get_by_role("slider")
+    dk_before = int(dk.input_value())
     moved = _drawings_after(page, lambda: dk.press("ArrowUp"))  # ← and → step the stages (ui/keys.py)
-    projector = _drawings_after(page, lambda: sidebar.get_by_text("Projector", exact=False).click())
-    screen = _drawings_after(page, lambda: sidebar.get_by_text("Screen", exact=True).click())
-    assert dk.input_value() == "9", "dk did not move"
+    projector = _drawings_after(page, lambda: sidebar.get_by_text(translate("display.projector", "en")).click())
+    screen = _drawings_after(page, lambda: sidebar.get_by_text(translate("display.screen", "en"), exact=True).click())
+    assert int(dk.input_value()) == dk_before + 1, "dk did not move"
     assert moved and projector and screen
     assert max(projector) <= max(moved), f"dk moved: {moved}; to projector: {projector}"
     assert max(screen) <= max(moved), f"dk moved: {moved}; back to screen: {screen}"
