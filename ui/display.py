@@ -38,6 +38,17 @@ SIDEBAR_CSS = "<style>[data-testid='stSidebar'] { transition: transform 0.3s; }<
 over 0.3 s, and plotly.js drew every chart again at each step of that animation when projector
 mode widened it (tests/browser/test_single_drawing.py). Opening the sidebar still slides it in;
 closing it hides it at once."""
+STALE_CSS = (
+    "<style>[data-testid='stElementContainer'][data-stale='true']"
+    " { transition: none !important; opacity: 1 !important; }</style>"
+)
+"""Both modes: old content does not fade while a rerun is on its way. From the start of a rerun
+until an element's new copy arrives, Streamlit marks it stale and starts an opacity transition
+to a third, delayed by 0.5 s. A control's rerun at 16 tokens ends long before that, so nothing
+faded; yet Chromium gave each of the page's 40 or so elements a layer of its own and took it
+back on every change, and painted the main area twice more: about a tenth of the browser's work
+per dk move (benchmarks/README.md). A longer rerun is still shown by Streamlit's "Running…" sign
+and by the pages' own "Working…" spinners around their computations."""
 
 
 def panels(spec: int | list[float], stack: bool | None = None, **options) -> list:
@@ -78,7 +89,7 @@ def display_controls(sidebar) -> None:
             help=t("control.palette.help"),
             persist_state="session",
         )
-    st.html(SIDEBAR_CSS + PROJECTOR_CSS if projector_mode() else SIDEBAR_CSS)
+    st.html(SIDEBAR_CSS + STALE_CSS + (PROJECTOR_CSS if projector_mode() else ""))
 
 
 def figure_text() -> FigureText:

@@ -6,6 +6,9 @@ differs in its eyes: a new template object (Streamlit's theme), typed arrays, ar
 `datarevision`, or a reversed axis whose range plotly.js had written back. `ui.views.draw`
 sends figures without any of these (tests/test_chart_transport.py); this test watches the
 charts themselves: each drawing's computed data (`calcdata`) must be the first one's.
+
+The page around the charts should cost no more drawing than it must either: a change of display
+mode draws no chart more often than a dk move, and a rerun does not start a fade on every element.
 """
 
 from __future__ import annotations
@@ -78,4 +81,41 @@ def test_switching_the_display_mode_draws_each_chart_no_more_often_than_moving_d
     assert moved and projector and screen
     assert max(projector) <= max(moved), f"dk moved: {moved}; to projector: {projector}"
     assert max(screen) <= max(moved), f"dk moved: {moved}; back to screen: {screen}"
+    assert not page.console_errors
+
+
+# Records, for every element Streamlit marks stale during a rerun, its computed opacity at that
+# moment and whether a transition of its opacity has begun (a delayed one included).
+WATCH_STALE_JS = """
+window.__stale = [];
+document.addEventListener('DOMContentLoaded', () => new MutationObserver(records => {
+    for (const record of records) {
+        if (record.target.getAttribute('data-stale') !== 'true') continue;
+        const style = getComputedStyle(record.target);
+        const durations = style.transitionDuration.split(', ').map(parseFloat);
+        const fades = style.transitionProperty.split(', ').some(
+            (property, i) => ['opacity', 'all'].includes(property) && durations[i % durations.length] > 0);
+        window.__stale.push({opacity: style.opacity, fades, transition: style.transition});
+    }
+}).observe(document.body, {subtree: true, attributes: true, attributeFilter: ['data-stale']}));
+"""
+
+
+@pytest.mark.parametrize("path", ["/?stage=weights", "/?display=projector"])
+def test_a_rerun_starts_no_fade_on_the_elements_it_marks_stale(page, path):
+    """Streamlit gives each stale element an opacity transition, delayed by 0.5 s. A rerun at 16
+    tokens ends long before it shows, yet Chromium moved every element to a layer of its own and
+    back on every change (`ui.display.STALE_CSS`)."""
+    page.add_init_script(WATCH_STALE_JS)
+    page.goto(page.app_url + path)
+    wait_for_app(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    dk_slider = sidebar.locator('[data-testid="stSlider"]').filter(has_text=translate("control.dk", "en"))
+    dk_slider.get_by_role("slider").press("ArrowUp")
+    page.wait_for_timeout(300)
+    wait_for_app(page)
+    stale = page.evaluate("window.__stale")
+    assert len(stale) >= 10, f"the rerun marked {len(stale)} elements stale"
+    fading = [element for element in stale if element["fades"] or element["opacity"] != "1"]
+    assert not fading, f"{len(fading)} of {len(stale)} stale elements fade: {fading[:3]}"
     assert not page.console_errors
