@@ -26,7 +26,11 @@ counts for the script that made it. Below the table, the calls that took longest
 with the chunk that made it. `--trace` records the dk moves once more in Chrome's trace (no
 sampling profiler slowing the scripts down) and prints the main thread's tasks per change with
 the time spent in style, layout, paint and garbage collection; the rest is script. Idle time
-is left out. The machine is shared: compare rows of one run.
+is left out. `--threads` records them a third time with Chrome's task events of every thread
+of every process (the renderer's main thread, its raster workers and compositor, the browser
+process, the GPU process) and prints each thread's busy milliseconds per change and their sum:
+what one change costs the machine's cores, where the profile shows the main thread only. The
+machine is shared: compare rows of one run.
 """
 
 from __future__ import annotations
@@ -141,12 +145,37 @@ TRACE_KINDS = (
 TRACE_COLUMNS = ("tasks", "script", "style", "layout", "paint", "gc")
 
 
-def traced(page, action) -> list[dict]:
+THREAD_CATEGORIES = [*TRACE_CATEGORIES, "toplevel", "cc", "gpu", "viz"]
+"""`--threads`: the task events of every thread as well (the raster workers', the GPU process's, ...)."""
+
+
+def traced(page, action, categories=TRACE_CATEGORIES) -> list[dict]:
     """Chrome's trace events of `action()` on `page` (no sampling profiler slowing the scripts)."""
     browser = page.context.browser
-    browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+    browser.start_tracing(page=page, categories=categories)
     action()
     return json.loads(browser.stop_tracing())["traceEvents"]
+
+
+def traced_threads(page, action) -> list[dict]:
+    """`traced` with the task events of every thread of every process."""
+    return traced(page, action, THREAD_CATEGORIES)
+
+
+def busy_by_thread(events: list[dict]) -> collections.Counter:
+    """Milliseconds of each thread's outermost events (its tasks), by thread name, every process."""
+    names = {(event["pid"], event["tid"]): event["args"].get("name", "?")
+             for event in events if event.get("name") == "thread_name"}
+    complete = sorted((event for event in events if event.get("ph") == "X" and "dur" in event),
+                      key=lambda event: (event["pid"], event["tid"], event["ts"], -event["dur"]))
+    busy: collections.Counter = collections.Counter()
+    for thread, thread_events in itertools.groupby(complete, key=lambda event: (event["pid"], event["tid"])):
+        end = -1.0
+        for event in thread_events:
+            if event["ts"] >= end:  # an outermost event; the ones inside it are its parts
+                busy[names.get(thread, "?")] += event["dur"] / 1000
+                end = event["ts"] + event["dur"]
+    return busy
 
 
 def summarise_trace(events: list[dict]) -> collections.Counter:
@@ -238,6 +267,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=LOAD_TIMEOUT_S, help="seconds a page may take")
     parser.add_argument("--trace", action="store_true",
                         help="also record the dk moves again in Chrome's trace: the main thread's tasks by kind")
+    parser.add_argument("--threads", action="store_true",
+                        help="also record the dk moves again with every thread's tasks: busy ms per thread")
     args = parser.parse_args()
     exit_without_chromium()
     from playwright.sync_api import sync_playwright
@@ -246,7 +277,7 @@ def main() -> None:
     print(f"dk: {args.n} tokens; CPU profile sampled every {SAMPLING_MICROSECONDS} µs; ms of the main thread, idle left"
           f" out; dk: per change ({args.changes} profiled), first-paint: the one opening (scripts cached)\n")
     timeout_ms = args.timeout * 1000
-    rows, calls, traced_rows = [], [], []
+    rows, calls, traced_rows, thread_rows = [], [], [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(**CHROMIUM_LAUNCH)
         for name in args.apps:
@@ -273,6 +304,12 @@ def main() -> None:
                         context.close()
                         by_kind = summarise_trace(events)
                         traced_rows.append((name, [by_kind[kind] / args.changes for kind in TRACE_COLUMNS]))
+                    if scenario == "dk" and args.threads:
+                        context = browser.new_context(viewport=VIEWPORT)
+                        events = profile_dk(context, url, sentence(args.n), args.changes, timeout_ms,
+                                            record=traced_threads)
+                        context.close()
+                        thread_rows.append((name, busy_by_thread(events)))
 
     header = f"{'app':14} {'scenario':12} {'busy ms':>8} " + " ".join(f"{kind:>9}" for kind in CATEGORIES)
     print(header)
@@ -288,6 +325,12 @@ def main() -> None:
         print(f"{'app':14} " + " ".join(f"{kind:>9}" for kind in TRACE_COLUMNS))
         for name, shares in traced_rows:
             print(f"{name:14} " + " ".join(f"{share:9.0f}" for share in shares))
+    if thread_rows:
+        print("\ndk moves again with every thread's tasks: busy ms per change, all threads of every Chromium"
+              " process (tracing's own threads included), then the busiest")
+        for name, busy in thread_rows:
+            busiest = "; ".join(f"{thread} {ms / args.changes:.0f}" for thread, ms in busy.most_common(6))
+            print(f"{name:14} {sum(busy.values()) / args.changes:6.0f}   {busiest}")
 
 
 if __name__ == "__main__":
