@@ -7,6 +7,7 @@ checks a time: the machine is shared. The browser benchmarks are skipped without
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -48,7 +49,7 @@ RUNS = {
         f"{'cell':<{NAME_WIDTH}} {16:>5} Slider",
     ),
     "browser_profile.py": (
-        ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2", "--trace"],
+        ["--apps", "app", "floor", "--scenarios", "dk", "--changes", "1", "--top", "2", "--trace", "--threads"],
         ("app", "scenario", "busy ms", "plotly", "browser"),
         "app            dk",
     ),
@@ -142,7 +143,8 @@ def test_browser_profile_traces_the_main_thread(runs):
         pytest.skip(BROWSER_PROBLEM)
     lines = runs["browser_profile.py"][1].splitlines()
     header = next(line for line in lines if line.split()[1:] == ["tasks", "script", "style", "layout", "paint", "gc"])
-    rows = {line.split()[0]: [float(value) for value in line.split()[1:]] for line in lines[lines.index(header) + 1 :]}
+    table = itertools.takewhile(str.strip, lines[lines.index(header) + 1 :])  # up to the next blank line
+    rows = {line.split()[0]: [float(value) for value in line.split()[1:]] for line in table}
     assert set(rows) == {"app", "floor"}, lines
     for name, (tasks, *kinds) in rows.items():
         assert tasks > 0, name  # a dk move runs scripts and paints on the main thread
@@ -169,6 +171,41 @@ def test_a_trace_gives_each_event_its_own_time_on_the_main_thread_only():
     ]
     by_kind = summarise_trace(events)
     assert dict(by_kind) == {"tasks": 15, "script": 12, "layout": 2, "paint": 1}
+
+
+@pytest.mark.browser
+def test_browser_profile_counts_every_threads_work(runs):
+    """`--threads`: each app's busy ms per change over every Chromium thread, more than the main thread's."""
+    if BROWSER_PROBLEM:
+        pytest.skip(BROWSER_PROBLEM)
+    lines = runs["browser_profile.py"][1].splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith("dk moves again with every thread"))
+    rows = {line.split()[0]: line for line in lines[start + 1 :] if line.strip()}
+    assert set(rows) == {"app", "floor"}, lines
+    for line in rows.values():
+        total = float(line.split()[1])
+        main_thread = float(line.split("CrRendererMain ")[1].split(";")[0])
+        assert 0 < main_thread < total, line
+
+
+def test_every_thread_counts_its_outermost_events_once():
+    """Two threads: the renderer's 10 ms task holding a 6 ms call counts 10 ms, a raster worker's
+    two tasks 4 + 3 ms; events of a thread with no name are counted under "?"."""
+    from browser_profile import busy_by_thread  # benchmarks/ is on sys.path (above)
+
+    def complete(thread, start_ms, duration_ms):
+        return {"name": "Task", "ph": "X", "pid": 1, "tid": thread, "ts": start_ms * 1000, "dur": duration_ms * 1000}
+
+    events = [
+        {"name": "thread_name", "ph": "M", "pid": 1, "tid": 2, "args": {"name": "CrRendererMain"}},
+        {"name": "thread_name", "ph": "M", "pid": 1, "tid": 3, "args": {"name": "ThreadPoolForegroundWorker"}},
+        complete(2, 0, 10),
+        complete(2, 1, 6),
+        complete(3, 0, 4),
+        complete(3, 5, 3),
+        complete(9, 0, 1),
+    ]
+    assert dict(busy_by_thread(events)) == {"CrRendererMain": 10, "ThreadPoolForegroundWorker": 7, "?": 1}
 
 
 def test_speed_report_reads_the_decoder_page_when_the_checkpoint_is_installed(runs):
