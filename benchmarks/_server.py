@@ -309,16 +309,30 @@ IDLE_JS = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 QUIET_MS = 500
 """A change is over once the page's DOM has not changed for this long."""
+UNPAINTED_CHANGE_JS = """record => {
+    // A canvas's children are its fallback content, never painted: the table's grid rewrites them
+    // about 300 ms after its pixels are final (measured on 2026-12-06, benchmarks/README.md).
+    const element = record.target.nodeType === 1 ? record.target : record.target.parentElement;
+    const canvas = element && element.closest && element.closest('canvas');
+    return Boolean(canvas) && (canvas !== element || record.type === 'childList');
+}"""
+"""A JavaScript function of one MutationObserver record: true when the change cannot show on the
+screen (it is inside a canvas's fallback content; a change of the canvas element itself counts)."""
+
 LAST_CHANGE_JS = f"""() => new Promise(done => {{
     let last = performance.now();
-    const observer = new MutationObserver(() => {{ last = performance.now(); }});
+    const unpainted = {UNPAINTED_CHANGE_JS};
+    const observer = new MutationObserver(records => {{
+        if (records.some(record => !unpainted(record))) last = performance.now();
+    }});
     observer.observe(document.body, {{subtree: true, childList: true, attributes: true, characterData: true}});
     const check = () => {{
         if (performance.now() - last > {QUIET_MS}) {{ observer.disconnect(); done(last); }} else setTimeout(check, 25);
     }};
     check();
 }})"""
-"""Resolves, once the page has been quiet for QUIET_MS, with the time of its last DOM change."""
+"""Resolves, once the page has been quiet for QUIET_MS, with the time of its last DOM change that
+can show (`UNPAINTED_CHANGE_JS`)."""
 
 EXCEPTION_TEXTS_JS = ("() => [...document.querySelectorAll('[data-testid=\"stException\"]')]"
                       ".map(box => box.innerText.trim().split('\\n')[0])")

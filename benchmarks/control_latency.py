@@ -60,6 +60,7 @@ from _server import (
     FIRST_VISIT_PREFIX,
     FLOOR_APP,
     LOAD_TIMEOUT_S,
+    UNPAINTED_CHANGE_JS,
     VIEWPORT,
     StreamlitServer,
     exit_without_chromium,
@@ -125,25 +126,21 @@ WATCH_JS = r"""
     for (const name of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Watched[name] = Native[name];
     window.WebSocket = Watched;
     const ignored = '[data-testid="stStatusWidget"], [data-testid="stToolbar"], [data-testid="stHeader"]';
+    const unpainted = UNPAINTED_CHANGE;
     const observe = () => new MutationObserver(records => {
         for (const record of records) {
             const element = record.target.nodeType === 1 ? record.target : record.target.parentElement;
-            if (element && element.closest && element.closest(ignored)) continue;
-            // a canvas's children are its fallback content, never painted: the table's grid
-            // rewrites them about 300 ms after its pixels are final
-            const inCanvas = element && element.closest && element.closest('canvas');
-            if (inCanvas && (inCanvas !== element || record.type === 'childList')) continue;
+            if (element && element.closest && element.closest(ignored) || unpainted(record)) continue;
             window.__lastMutation = performance.now();
             return;
         }
     }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
     if (document.documentElement) observe(); else document.addEventListener('DOMContentLoaded', observe);
 })();
-"""
+""".replace("UNPAINTED_CHANGE", UNPAINTED_CHANGE_JS)
 """Installed before the page's own scripts: counts Streamlit's "script finished" messages and
-keeps the time of the last WebSocket message and of the last DOM change outside the header and
-inside no canvas's fallback content (a table's grid rewrites that for screen readers about
-300 ms after its pixels are final: measured on 2026-12-06, benchmarks/README.md)."""
+keeps the time of the last WebSocket message and of the last DOM change outside the header that
+can show (`_server.UNPAINTED_CHANGE_JS`: not inside a canvas's fallback content)."""
 
 SETTLED_JS = """
 ([finishedBefore, quiet]) => window.__finished > finishedBefore
