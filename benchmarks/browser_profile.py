@@ -162,14 +162,26 @@ def traced_threads(page, action) -> list[dict]:
     return traced(page, action, THREAD_CATEGORIES)
 
 
+def thread_names(events: list[dict]) -> dict[tuple, str]:
+    """(process id, thread id) → the thread's name, from the trace's metadata events."""
+    return {(event["pid"], event["tid"]): event["args"].get("name", "?")
+            for event in events if event.get("name") == "thread_name"}
+
+
+def events_by_thread(events: list[dict], threads=None):
+    """Each thread's complete events (those of `threads` only, if given) as ((pid, tid), events),
+    in the order they began, an enclosing event before the events inside it."""
+    complete = sorted((event for event in events if event.get("ph") == "X" and "dur" in event
+                       and (threads is None or (event["pid"], event["tid"]) in threads)),
+                      key=lambda event: (event["pid"], event["tid"], event["ts"], -event["dur"]))
+    return itertools.groupby(complete, key=lambda event: (event["pid"], event["tid"]))
+
+
 def busy_by_thread(events: list[dict]) -> collections.Counter:
     """Milliseconds of each thread's outermost events (its tasks), by thread name, every process."""
-    names = {(event["pid"], event["tid"]): event["args"].get("name", "?")
-             for event in events if event.get("name") == "thread_name"}
-    complete = sorted((event for event in events if event.get("ph") == "X" and "dur" in event),
-                      key=lambda event: (event["pid"], event["tid"], event["ts"], -event["dur"]))
+    names = thread_names(events)
     busy: collections.Counter = collections.Counter()
-    for thread, thread_events in itertools.groupby(complete, key=lambda event: (event["pid"], event["tid"])):
+    for thread, thread_events in events_by_thread(events):
         end = -1.0
         for event in thread_events:
             if event["ts"] >= end:  # an outermost event; the ones inside it are its parts
@@ -180,14 +192,10 @@ def busy_by_thread(events: list[dict]) -> collections.Counter:
 
 def summarise_trace(events: list[dict]) -> collections.Counter:
     """Milliseconds of the main thread's tasks, and each event's own time (nested events left out) by kind."""
-    main = {(event["pid"], event["tid"]) for event in events
-            if event.get("name") == "thread_name" and event["args"].get("name") == "CrRendererMain"}
-    complete = sorted((event for event in events
-                       if (event["pid"], event["tid"]) in main and event.get("ph") == "X" and "dur" in event),
-                      key=lambda event: (event["pid"], event["tid"], event["ts"], -event["dur"]))
+    main = {thread for thread, name in thread_names(events).items() if name == "CrRendererMain"}
     kind_of = {name: kind for kind, names in TRACE_KINDS for name in names}
     by_kind: collections.Counter = collections.Counter()
-    for _, thread_events in itertools.groupby(complete, key=lambda event: (event["pid"], event["tid"])):
+    for _, thread_events in events_by_thread(events, main):
         own: list[list] = []  # [event, its own microseconds]: its duration less its nested events'
         open_events: list[tuple[float, list]] = []  # (end, its entry in own), innermost last
         for event in thread_events:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ui.i18n import translate
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 """Screenshots and the server log of a browser test run land here (ignored by git)."""
 
@@ -22,6 +24,13 @@ HEATMAPS_JS = """
     cells: graph.querySelectorAll('.heatmaplayer image, .heatmaplayer rect, .hm image').length,
 }))
 """
+
+
+def dk_slider(page, language: str = "en"):
+    """The sidebar's dk slider (its Streamlit box: `.get_by_role("slider")` is the handle to press,
+    `.locator("input[type=range]")` holds its value), found by its label in `language`."""
+    label = translate("control.dk", language)
+    return page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text=label)
 
 
 def wait_for_app(page, timeout: float = 60_000) -> None:

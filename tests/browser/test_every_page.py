@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from plotly_page import graphs, margin_redraws, wait_for_app
+from plotly_page import dk_slider, graphs, margin_redraws, wait_for_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,8 +58,7 @@ def test_page_switches_keep_the_shared_settings(page):
     page.get_by_role("link", name="Follow one cell").click()
     page.get_by_text("Follow one cell", exact=True).first.wait_for()
     wait_for_app(page)
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:")
-    assert slider.locator("input[type=range]").input_value() == "5"
+    assert dk_slider(page).locator("input[type=range]").input_value() == "5"
     assert page.get_by_role("textbox", name="Sentence", exact=True).input_value() == "one two three four"
     page.get_by_role("link", name="Step through").click()
     page.get_by_text("Tokens and embeddings X").first.wait_for()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plotly_page import graphs, wait_for_app
+from plotly_page import dk_slider, graphs, wait_for_app
 
 
 def _drawn(page) -> list:
@@ -14,8 +14,8 @@ def test_a_copied_link_restores_the_view_in_a_new_browser(page, browser):
     wait_for_app(page)
     page.get_by_text("Causal (no looking ahead)").click()
     page.wait_for_timeout(500)
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
-    value = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").locator("input[type=range]")
+    slider = dk_slider(page).get_by_role("slider")
+    value = dk_slider(page).locator("input[type=range]")
     slider.focus()
     for expected in ("9", "10", "11"):  # dk 8 → 11, one step at a time: each press starts a run
         slider.press("ArrowUp")  # ← / → step the stages on this page

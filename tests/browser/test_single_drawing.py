@@ -14,7 +14,7 @@ mode draws no chart more often than a dk move, and a rerun does not start a fade
 from __future__ import annotations
 
 import pytest
-from plotly_page import wait_for_app
+from plotly_page import dk_slider, wait_for_app
 
 from ui.i18n import translate
 
@@ -71,8 +71,7 @@ def test_switching_the_display_mode_draws_each_chart_no_more_often_than_moving_d
     wait_for_app(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text(translate("control.display_section", "en"), exact=True).click()
-    dk_slider = sidebar.locator('[data-testid="stSlider"]').filter(has_text=translate("control.dk", "en"))
-    dk = dk_slider.get_by_role("slider")
+    dk = dk_slider(page).get_by_role("slider")
     dk_before = int(dk.input_value())
     moved = _drawings_after(page, lambda: dk.press("ArrowUp"))  # ← and → step the stages (ui/keys.py)
     projector = _drawings_after(page, lambda: sidebar.get_by_text(translate("display.projector", "en")).click())
@@ -109,9 +108,7 @@ def test_a_rerun_starts_no_fade_on_the_elements_it_marks_stale(page, path):
     page.add_init_script(WATCH_STALE_JS)
     page.goto(page.app_url + path)
     wait_for_app(page)
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    dk_slider = sidebar.locator('[data-testid="stSlider"]').filter(has_text=translate("control.dk", "en"))
-    dk_slider.get_by_role("slider").press("ArrowUp")
+    dk_slider(page).get_by_role("slider").press("ArrowUp")
     page.wait_for_timeout(300)
     wait_for_app(page)
     stale = page.evaluate("window.__stale")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from plotly_page import ARTIFACTS, heatmap_titled, wait_for_app, wait_until_repainted
+from plotly_page import ARTIFACTS, dk_slider, heatmap_titled, wait_for_app, wait_until_repainted
 
 from attention_core import ToySettings, build_toy_trace
 
@@ -34,7 +34,7 @@ def test_next_button_and_dk_slider_repaint_the_scores(page):
     before = heatmap_titled(page, "QKᵀ")
     np.testing.assert_allclose(np.array(before["z"]), build_toy_trace(ToySettings()).attention.raw_scores)
 
-    slider = page.locator('[data-testid="stSlider"]').filter(has_text="dk:").get_by_role("slider")
+    slider = dk_slider(page).get_by_role("slider")
     slider.focus()
     slider.press("ArrowUp")  # dk 8 → 9 (on this page ← / → step the stages)
     after = wait_until_repainted(page, "QKᵀ", before["z"])
