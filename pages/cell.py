@@ -25,7 +25,8 @@ from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
 from ui.lesson_views import untrained_note
-from ui.views import chart, escape_markdown, token_picker, view_picker
+from ui.url import CELL_PARTS, URL_PARAMS
+from ui.views import chart, choice_strip, escape_markdown, token_picker, view_picker
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -82,6 +83,103 @@ def row_table(cell: CellTrace, key_labels: list[str]) -> None:
     )
 
 
+def show_step() -> str:
+    """Which step of the cell's chain is shown under its numbers. Shown together they were five
+    charts and five formulas, every one drawn again by the browser on any change of the cell, of
+    dk or of the display (benchmarks/README.md, "the cell page one step at a time")."""
+    return choice_strip(
+        t("follow_cell.part"), CELL_PARTS, "cell_part", URL_PARAMS["cell_part"].default, "follow_cell.part"
+    )
+
+
+def dot_step() -> None:
+    """① q_i · k_j: both vectors and their products, feature by feature."""
+    st.subheader(t("follow_cell.step.dot.title"))
+    st.latex(dot_product_latex(cell))
+    vectors_column, products_column = panels(2)
+    with vectors_column:
+        title = t("follow_cell.figure.vectors", **plain)
+        chart(
+            vector_bars(cell, query_labels[i], key_labels[j], text=words, title=title),
+            key="cell-vectors",
+            config=PLOT_CONFIG,
+        )
+    with products_column:
+        chart(
+            product_bars(cell, text=words, title=t("follow_cell.figure.products", raw=cell.raw_score)),
+            key="cell-products",
+            config=PLOT_CONFIG,
+        )
+    st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **names))
+
+
+def scale_step() -> None:
+    """② The raw score times 1/√dk."""
+    st.subheader(t("follow_cell.step.scale.title"))
+    st.latex(scale_latex(cell, settings.dk))
+    st.markdown(t("follow_cell.step.scale.explain", dk=settings.dk, scale=cell.scale))
+    if settings.projection == "identity" and not settings.query_text.strip():
+        st.caption(t("follow_cell.step.scale.identity", root=math.sqrt(settings.dk)))
+
+
+def mask_step() -> None:
+    """③ Whether query i may look at key j: the scaled score, or −∞."""
+    st.subheader(
+        t(
+            "follow_cell.step.mask.title",
+            i=i,
+            j=j,
+            query_token=escape_markdown(query_labels[i]),
+            key_token=escape_markdown(key_labels[j]),
+        )
+    )
+    st.latex(mask_latex(cell))
+    if settings.mask.is_empty:
+        st.markdown(t("follow_cell.step.mask.none", scaled=cell.scaled_score))
+    elif cell.allowed:
+        st.success(t("follow_cell.step.mask.allowed", scaled=cell.scaled_score, **names))
+    else:
+        st.info(t("follow_cell.step.mask.masked", scaled=cell.scaled_score, **names), icon=":material/block:")
+
+
+def softmax_step() -> None:
+    """④ Row i's softmax, as a chart or as its numbers."""
+    st.subheader(t("follow_cell.step.softmax.title", i=i))
+    st.latex(softmax_latex(cell))
+    if cell.fully_masked:
+        st.warning(t("follow_cell.step.softmax.fully_masked", **names))
+    else:
+        numbers = {"row_max": cell.row_max, "row_sum": cell.row_sum, "weight": cell.weight}
+        st.markdown(t("follow_cell.step.softmax.explain", **numbers, **names))
+    softmax_views = {"chart": t("follow_cell.tab.chart"), "table": t("follow_cell.tab.table", i=i)}
+    if view_picker(softmax_views, key="cell-softmax-tab", label=t("follow_cell.tab.label", i=i)) == "chart":
+        softmax_title = "follow_cell.figure.softmax.fully_masked" if cell.fully_masked else "follow_cell.figure.softmax"
+        chart(
+            softmax_bars(cell, key_labels, text=words, title=t(softmax_title, i=i)),
+            key="cell-softmax",
+            config=PLOT_CONFIG,
+        )
+    else:
+        row_table(cell, key_labels)
+
+
+def output_step() -> None:
+    """⑤ Output row i as the weighted sum of the value rows, key j's share outlined."""
+    st.subheader(t("follow_cell.step.output.title", i=i))
+    st.latex(output_latex(cell))
+    if cell.fully_masked:
+        st.warning(t("follow_cell.step.output.fully_masked", **names))
+    else:
+        st.markdown(t("follow_cell.step.output.explain", weight=cell.weight, **names))
+    chart(
+        contribution_bars(cell, key_labels, text=words, title=t("follow_cell.figure.output", i=i)),
+        key="cell-output",
+        config=PLOT_CONFIG,
+    )
+    if len(key_labels) > MAX_KEYS_IN_LEGEND:
+        st.caption(t("follow_cell.figure.output.no_legend", limit=MAX_KEYS_IN_LEGEND))
+
+
 settings = controls(max_tokens=CELL_MAX_TOKENS)
 st.title(t("page.follow_cell"))
 st.markdown(t("follow_cell.intro"))
@@ -117,75 +215,5 @@ with locator_column:
 key_numbers(cell)
 words = cell_text()
 
-st.subheader(t("follow_cell.step.dot.title"))
-st.latex(dot_product_latex(cell))
-vectors_column, products_column = panels(2)
-with vectors_column:
-    chart(
-        vector_bars(cell, query_labels[i], key_labels[j], text=words, title=t("follow_cell.figure.vectors", **plain)),
-        key="cell-vectors",
-        config=PLOT_CONFIG,
-    )
-with products_column:
-    chart(
-        product_bars(cell, text=words, title=t("follow_cell.figure.products", raw=cell.raw_score)),
-        key="cell-products",
-        config=PLOT_CONFIG,
-    )
-st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **names))
-
-st.subheader(t("follow_cell.step.scale.title"))
-st.latex(scale_latex(cell, settings.dk))
-st.markdown(t("follow_cell.step.scale.explain", dk=settings.dk, scale=cell.scale))
-if settings.projection == "identity" and not settings.query_text.strip():
-    st.caption(t("follow_cell.step.scale.identity", root=math.sqrt(settings.dk)))
-
-st.subheader(
-    t(
-        "follow_cell.step.mask.title",
-        i=i,
-        j=j,
-        query_token=escape_markdown(query_labels[i]),
-        key_token=escape_markdown(key_labels[j]),
-    )
-)
-st.latex(mask_latex(cell))
-if settings.mask.is_empty:
-    st.markdown(t("follow_cell.step.mask.none", scaled=cell.scaled_score))
-elif cell.allowed:
-    st.success(t("follow_cell.step.mask.allowed", scaled=cell.scaled_score, **names))
-else:
-    st.info(t("follow_cell.step.mask.masked", scaled=cell.scaled_score, **names), icon=":material/block:")
-
-st.subheader(t("follow_cell.step.softmax.title", i=i))
-st.latex(softmax_latex(cell))
-if cell.fully_masked:
-    st.warning(t("follow_cell.step.softmax.fully_masked", **names))
-else:
-    st.markdown(
-        t("follow_cell.step.softmax.explain", row_max=cell.row_max, row_sum=cell.row_sum, weight=cell.weight, **names)
-    )
-softmax_views = {"chart": t("follow_cell.tab.chart"), "table": t("follow_cell.tab.table", i=i)}
-if view_picker(softmax_views, key="cell-softmax-tab", label=t("follow_cell.tab.label", i=i)) == "chart":
-    softmax_title = "follow_cell.figure.softmax.fully_masked" if cell.fully_masked else "follow_cell.figure.softmax"
-    chart(
-        softmax_bars(cell, key_labels, text=words, title=t(softmax_title, i=i)),
-        key="cell-softmax",
-        config=PLOT_CONFIG,
-    )
-else:
-    row_table(cell, key_labels)
-
-st.subheader(t("follow_cell.step.output.title", i=i))
-st.latex(output_latex(cell))
-if cell.fully_masked:
-    st.warning(t("follow_cell.step.output.fully_masked", **names))
-else:
-    st.markdown(t("follow_cell.step.output.explain", weight=cell.weight, **names))
-chart(
-    contribution_bars(cell, key_labels, text=words, title=t("follow_cell.figure.output", i=i)),
-    key="cell-output",
-    config=PLOT_CONFIG,
-)
-if len(key_labels) > MAX_KEYS_IN_LEGEND:
-    st.caption(t("follow_cell.figure.output.no_legend", limit=MAX_KEYS_IN_LEGEND))
+steps = {"dot": dot_step, "scale": scale_step, "mask": mask_step, "softmax": softmax_step, "output": output_step}
+steps[show_step()]()

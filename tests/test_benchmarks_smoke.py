@@ -374,8 +374,8 @@ def test_control_latency_visits_each_part_of_a_page_shown_one_at_a_time():
 
     from ui.url import MULTI_HEAD_PARTS, PAGE_PARTS
 
-    views = control_latency.page_views([("cell", "pages/cell.py"), ("multi-head", "pages/multi-head.py")])
-    assert views[0] == ("cell", "cell", "pages/cell.py")
+    views = control_latency.page_views([("positional", "pages/positional.py"), ("multi-head", "pages/multi-head.py")])
+    assert views[0] == ("positional", "positional", "pages/positional.py")  # a page of one part
     assert [view for _, view, _ in views[1:]] == ["multi-head"] + [
         f"multi-head?mh_part={part}" for part in MULTI_HEAD_PARTS[1:]
     ]

@@ -8,7 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import chart_ids, decode_array, heatmap_z, key_segments, plotly_specs, run_app
+from apptest_helpers import APP, chart_ids, decode_array, heatmap_z, key_segments, plotly_specs, run_app
+from streamlit.testing.v1 import AppTest
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 
@@ -37,6 +38,25 @@ def chart(at, key: str) -> dict:
         if chart_id.endswith(f"-{key}") or chart_id.endswith(key):
             return spec
     raise AssertionError(f"no chart {key!r}: {chart_ids(at)}")
+
+
+STEPS = ("dot", "scale", "mask", "softmax", "output")
+"""The chain's steps, in the order of the page's "Show step" buttons."""
+STEP_CHARTS = {
+    "dot": ["cell-locator", "cell-vectors", "cell-products"],
+    "scale": ["cell-locator"],
+    "mask": ["cell-locator"],
+    "softmax": ["cell-locator", "cell-softmax"],
+    "output": ["cell-locator", "cell-output"],
+}
+"""The charts on the page with each step shown: the locator above the steps, then the step's own."""
+
+
+def show(at, step: str):
+    """Pick a step of the chain with the page's "Show step" buttons, as a user does."""
+    at.button_group(key="cell_part").set_value(step).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 def bars(spec: dict) -> list[dict]:
@@ -86,17 +106,36 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     assert float(shown["exp"]) == pytest.approx(exp_row[j], rel=1e-12, abs=1e-15)
     assert float(shown["weight"]) == pytest.approx(trace.weights[i, j], rel=1e-12, abs=1e-15)
 
+    drawn_weights = np.where(trace.mask, trace.weights, np.nan)  # masked cells are drawn as gaps
+    np.testing.assert_allclose(heatmap_z(chart(at, "cell-locator")), drawn_weights, atol=1e-15)
+
+    formulas = []  # every step's formula, read step by step
+    show(at, "dot")
+    formulas += [latex.value for latex in at.latex]
     vectors = bars(chart(at, "cell-vectors"))
     np.testing.assert_allclose(y(vectors[0]), trace.q[i])
     np.testing.assert_allclose(y(vectors[1]), trace.k[j])
     products = bars(chart(at, "cell-products"))[0]
     np.testing.assert_allclose(y(products), trace.q[i] * trace.k[j], rtol=1e-12)
 
+    for step in ("scale", "mask"):
+        show(at, step)
+        formulas += [latex.value for latex in at.latex]
+
+    show(at, "softmax")
+    formulas += [latex.value for latex in at.latex]
     at.button_group(key="cell-softmax-tab").set_value("chart").run()
     softmax = bars(chart(at, "cell-softmax"))[0]
     np.testing.assert_allclose(y(softmax), exp_row, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(decode_array(softmax["customdata"]).astype(float), weights, rtol=1e-12, atol=1e-15)
+    table = shown_row_table(at)
+    np.testing.assert_array_equal(table.iloc[:, 1].to_numpy(dtype=bool), trace.mask[i])
+    np.testing.assert_array_equal(table.iloc[:, 2].to_numpy(dtype=float), trace.masked_scores[i])
+    np.testing.assert_allclose(table.iloc[:, 4].to_numpy(dtype=float), exp_row, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(table.iloc[:, 5].to_numpy(dtype=float), weights, rtol=1e-12, atol=1e-15)
 
+    show(at, "output")
+    formulas += [latex.value for latex in at.latex]
     output = chart(at, "cell-output")
     stacked = key_segments(output, trace.v.shape[1])
     assert len(stacked) == trace.v.shape[0]
@@ -106,16 +145,8 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
     np.testing.assert_allclose(y(diamonds), trace.output[i], rtol=1e-12, atol=1e-12)
     assert [segment["outline"] > 0 for segment in stacked] == [key == j for key in range(len(stacked))]
 
-    drawn_weights = np.where(trace.mask, trace.weights, np.nan)  # masked cells are drawn as gaps
-    np.testing.assert_allclose(heatmap_z(chart(at, "cell-locator")), drawn_weights, atol=1e-15)
-
-    table = shown_row_table(at)
-    np.testing.assert_array_equal(table.iloc[:, 1].to_numpy(dtype=bool), trace.mask[i])
-    np.testing.assert_array_equal(table.iloc[:, 2].to_numpy(dtype=float), trace.masked_scores[i])
-    np.testing.assert_allclose(table.iloc[:, 4].to_numpy(dtype=float), exp_row, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(table.iloc[:, 5].to_numpy(dtype=float), weights, rtol=1e-12, atol=1e-15)
-
-    formulas = " ".join(latex.value for latex in at.latex)
+    assert len(formulas) == len(STEPS), "one formula per step"
+    formulas = " ".join(formulas)
     assert f"= {trace.raw_scores[i, j]:.4f}" in formulas
     assert f"{trace.scaled_scores[i, j]:.4f}" in formulas
     if not trace.fully_masked_rows[i]:
@@ -125,24 +156,66 @@ def assert_page_shows_cell(at, trace, i: int, j: int) -> None:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_renders_in_both_languages(lang):
     at = open_page(lang)
-    assert len(at.get("plotly_chart")) == 5
-    assert len(at.latex) == 5, "one formula per step"
-    headings = [heading.value for heading in at.subheader]
-    assert len(headings) == 5
+    assert at.button_group(key="cell_part").value == "dot", "the chain opens on its first step"
+    for step in STEPS:
+        show(at, step)
+        assert [chart_id.rsplit("-cell-", 1)[-1] for chart_id in chart_ids(at)] == [
+            name.removeprefix("cell-") for name in STEP_CHARTS[step]
+        ], f"only the step {step!r} is drawn"
+        assert len(at.latex) == 1, "one formula per step"
+        (heading,) = [heading.value for heading in at.subheader]
+        if lang == "zh":
+            assert re.search(r"[\u4e00-\u9fff]", heading), heading
     if lang == "zh":
         cjk = re.compile(r"[\u4e00-\u9fff]")
-        assert all(cjk.search(heading) for heading in headings), headings
         assert all(cjk.search(metric.label) for metric in at.metric if "M_ij" not in metric.label)
         assert at.selectbox(key="cell_i").label.startswith("查询词元")
     else:
         assert at.title[0].value == "Follow one cell"
 
 
+@pytest.mark.parametrize(
+    ("lang", "labels"),
+    [
+        ("en", ["① Dot product", "② Scale", "③ Mask", "④ Softmax", "⑤ Output"]),
+        ("zh", ["① 点积", "② 缩放", "③ 掩码", "④ softmax", "⑤ 输出"]),
+    ],
+)
+def test_the_steps_are_picked_with_buttons_that_keep_the_cell(lang, labels):
+    """One step at a time: picking another keeps the cell, and the cell's numbers stay above."""
+    at = open_page(lang)
+    at.selectbox(key="cell_i").set_value(4).run()
+    at.selectbox(key="cell_j").set_value(2).run()
+    picker = at.button_group(key="cell_part")
+    assert picker.options == labels
+    numbers = metrics(at)
+    for step in reversed(STEPS):
+        show(at, step)
+        assert at.selectbox(key="cell_i").value == 4 and at.selectbox(key="cell_j").value == 2
+        assert metrics(at) == numbers
+    at.selectbox(key="cell_j").set_value(3).run()
+    assert at.button_group(key="cell_part").value == "dot", "the step stays when the cell changes"
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_link_opens_the_step_it_names(step):
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params.update({"cell_part": step, "cell_i": "2", "cell_j": "6"})
+    at.run()
+    at.switch_page("pages/cell.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.button_group(key="cell_part").value == step
+    assert [chart_id.rsplit("-cell-", 1)[-1] for chart_id in chart_ids(at)] == [
+        name.removeprefix("cell-") for name in STEP_CHARTS[step]
+    ]
+    assert at.selectbox(key="cell_i").value == 2 and at.selectbox(key="cell_j").value == 6
+
+
 @pytest.mark.parametrize(("lang", "labels"), [("en", ["Chart", "Numbers of row 1"]), ("zh", ["图", "第 1 行的数字"])])
 def test_the_softmax_row_is_a_chart_or_its_numbers_chosen_with_buttons(lang, labels):
     """A row of buttons, not a tab bar (which the browser draws again on every rerun, about
     12 ms): the chart opens first, and only the chosen view is built and sent."""
-    at = open_page(lang)
+    at = show(open_page(lang), "softmax")
     assert not at.tabs
     picker = at.button_group(key="cell-softmax-tab")
     assert picker.options == labels and picker.value == "chart"
@@ -184,7 +257,7 @@ def test_changing_the_key_changes_the_bars_and_the_numbers():
 
 
 def test_changing_the_query_changes_the_softmax_row():
-    at = open_page()
+    at = show(open_page(), "softmax")
     before = y(bars(chart(at, "cell-softmax"))[0])
     at.selectbox(key="cell_i").set_value(7).run()
     assert not np.allclose(before, y(bars(chart(at, "cell-softmax"))[0]))
@@ -235,6 +308,7 @@ def test_a_masked_cell_is_explained_as_minus_infinity_and_weight_zero():
     assert_page_shows_cell(at, trace, 1, 5)
     assert float(metrics(at)["weight"]) == 0.0
     assert at.metric[2].proto.delta == "masked → −∞"
+    show(at, "mask")
     assert any("−∞" in notice.value for notice in at.info) and not at.error  # a lesson, not a red error box
     assert any(r"\leftarrow -\infty" in latex.value for latex in at.latex)
 
@@ -244,7 +318,7 @@ def test_an_allowed_cell_under_a_mask_is_said_to_be_allowed():
     at.selectbox(key="cell_i").set_value(7).run()
     at.selectbox(key="cell_j").set_value(1).run()
     assert_page_shows_cell(at, expected_trace(mask=MaskSpec(causal=True)), 7, 1)
-    assert at.success and not at.error
+    assert show(at, "mask").success and not at.error
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -254,11 +328,15 @@ def test_a_fully_masked_row_is_explained_without_nan(lang):
     trace = expected_trace(mask=MaskSpec(padding=tuple(every_key)))
     assert trace.fully_masked_rows.all()
     assert_page_shows_cell(at, trace, 1, 0)
-    assert len(at.warning) == 2, "the softmax and the output steps both explain the empty row"
-    for spec in plotly_specs(at)[1:]:  # the bar charts (the heatmap shows masked cells as gaps)
-        for trace_spec in spec["data"]:
-            assert not np.isnan(decode_array(trace_spec["y"]).astype(float)).any()
+    for step in STEPS:
+        show(at, step)
+        explained = step in ("softmax", "output")
+        assert len(at.warning) == explained, f"the softmax and the output steps both explain the empty row ({step})"
+        for spec in plotly_specs(at)[1:]:  # the bar charts (the heatmap shows masked cells as gaps)
+            for trace_spec in spec["data"]:
+                assert not np.isnan(decode_array(trace_spec["y"]).astype(float)).any()
     assert float(metrics(at)["weight"]) == 0.0
+    show(at, "softmax")
     assert all(value == 0 for value in shown_row_table(at).iloc[:, 5])
 
 

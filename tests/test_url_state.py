@@ -99,6 +99,8 @@ def test_bad_link_values_show_a_notice_and_never_a_traceback():
         ({"mh_d_model": "512", "mh_heads": "8"}, {"mh_d_model": 512, "mh_heads": 8}, []),
         ({"mh_d_model": "500"}, {}, [("mh_d_model", "dropped", "500")]),
         ({"mh_stage": "embeddings"}, {}, [("mh_stage", "dropped", "embeddings")]),
+        ({"cell_part": "softmax"}, {"cell_part": "softmax"}, []),
+        ({"cell_part": "weights"}, {}, [("cell_part", "dropped", "weights")]),
         ({"mh_part": "combine"}, {"mh_part": "combine"}, []),
         ({"mh_part": "everything"}, {}, [("mh_part", "dropped", "everything")]),
         ({"dec_part": "finder"}, {"dec_part": "finder"}, []),
@@ -114,6 +116,7 @@ def test_page_settings_in_the_url_are_checked_too(query, values, problems):
     ("page", "query", "key", "expected"),
     [
         ("cell", {"cell_i": "3", "cell_j": "5"}, "cell_j", 5),
+        ("cell", {"cell_part": "output"}, "cell_part", "output"),
         ("why-sqrt-dk", {"why_dk": "256"}, "why_dk", 256),
         ("why-sqrt-dk", {"why_part": "gradient"}, "why_part", "gradient"),
         ("masks", {"mask_lab_presets": "causal,window", "mask_lab_window": "3"}, "mask_lab_window", 3),

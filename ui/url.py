@@ -35,11 +35,15 @@ MULTI_HEAD_PARTS = ("heads", "one_head", "combine")
 """The multi-head page's parts, one shown at a time (pages/multi-head.py); the first opens."""
 WHY_SQRT_DK_PARTS = ("spread", "saturation", "gradient", "sentence")
 """The √dk page's four sections, one shown at a time (pages/why-sqrt-dk.py); the first opens."""
+CELL_PARTS = ("dot", "scale", "mask", "softmax", "output")
+"""The steps of the cell page's chain, one shown at a time below its numbers (pages/cell.py);
+the first opens."""
 DECODER_PARTS = ("heads", "one_head", "cell", "finder")
 """The decoder page's parts below the layer and head pickers, one shown at a time
 (pages/decoder.py); "one_head" opens."""
 PAGE_PARTS = {
     "why-sqrt-dk": tuple(f"why_part={part}" for part in WHY_SQRT_DK_PARTS[1:]),
+    "cell": tuple(f"cell_part={part}" for part in CELL_PARTS[1:]),
     "multi-head": tuple(f"mh_part={part}" for part in MULTI_HEAD_PARTS[1:]),
     "decoder": tuple(f"dec_part={part}" for part in DECODER_PARTS if part != "one_head"),
 }
@@ -203,6 +207,7 @@ URL_PARAMS: dict[str, UrlParam] = {
     # follow one cell
     "cell_i": UrlParam(1, _integer(0, MAX_TOKENS - 1)),
     "cell_j": UrlParam(0, _integer(0, MAX_TOKENS - 1)),
+    "cell_part": UrlParam(CELL_PARTS[0], _choice(CELL_PARTS)),
     # mask lab
     "mask_lab_presets": UrlParam([], _names(MASK_PARTS), _join),
     "mask_lab_pad": UrlParam([], _positions, _join),

@@ -1,5 +1,6 @@
-"""The "Follow one cell" page in a real browser: its bar charts are drawn, and picking another
-key token in the selector (click, choose an option) redraws them with that key's numbers."""
+"""The "Follow one cell" page in a real browser: its bar charts are drawn, picking another key
+token in the selector (click, choose an option) redraws them with that key's numbers, and the
+"Show step" buttons bring up each step's own chart."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from attention_core import ToySettings, build_toy_trace
 NOT_FOUND = "Failed to load resource: the server responded with a status of 404 (Not Found)"
 
 BARS_JS = """
-() => Object.fromEntries(Array.from(document.querySelectorAll('[class*="st-key-cell-"]')).map(box => {
+() => Object.fromEntries(Array.from(document.querySelectorAll('[class*="st-key-cell-"]')).filter(
+    box => box.querySelector('.js-plotly-plot')).map(box => {
     const key = Array.from(box.classList).find(name => name.startsWith('st-key-')).slice('st-key-'.length);
     const graph = box.querySelector('.js-plotly-plot');
     const bars = ((graph && graph._fullData) || []).filter(trace => trace.type === 'bar');
@@ -25,7 +27,8 @@ BARS_JS = """
 
 
 def drawn_bars(page) -> dict[str, dict]:
-    """For each chart of the page (by key): the y values of its bar traces and how many bars are painted."""
+    """For each chart of the page (by key; other elements are left out): the y values of its bar
+    traces and how many bars are painted."""
     return page.evaluate(BARS_JS)
 
 
@@ -56,6 +59,12 @@ def assert_no_console_errors(page, not_found: list[str]) -> None:
     assert page.external_requests == [], page.external_requests
 
 
+def show_step(page, label: str) -> None:
+    """Click one of the "Show step" buttons, as a user does, and wait for the page to settle."""
+    page.locator(".st-key-cell_part").get_by_role("radio", name=label, exact=True).click()
+    wait_for_app(page)
+
+
 def test_bar_charts_are_drawn_and_follow_the_key_selector(page):
     not_found: list[str] = []
     open_follow_cell(page, not_found)
@@ -63,7 +72,8 @@ def test_bar_charts_are_drawn_and_follow_the_key_selector(page):
     trace = build_toy_trace(ToySettings()).attention
 
     before = drawn_bars(page)
-    for key in ("cell-vectors", "cell-products", "cell-softmax", "cell-output"):
+    assert sorted(before) == ["cell-locator", "cell-products", "cell-vectors"], "the chain opens on its first step"
+    for key in ("cell-vectors", "cell-products"):
         assert before[key]["drawn"] > 0, f"{key} has no painted bars"
     np.testing.assert_allclose(before["cell-vectors"]["bars"][0], trace.q[1])  # default cell (1, 0)
     np.testing.assert_allclose(before["cell-vectors"]["bars"][1], trace.k[0])
@@ -88,13 +98,27 @@ def test_bar_charts_are_drawn_and_follow_the_key_selector(page):
     np.testing.assert_allclose(after["cell-vectors"]["bars"][1], trace.k[5])
     np.testing.assert_allclose(after["cell-products"]["bars"][0], trace.q[1] * trace.k[5], rtol=1e-12)
     assert not np.allclose(after["cell-products"]["bars"][0], before["cell-products"]["bars"][0])
-    np.testing.assert_allclose(after["cell-softmax"]["bars"][0], before["cell-softmax"]["bars"][0])  # same row
-    for key in ("cell-vectors", "cell-products", "cell-softmax", "cell-output"):
+    for key in ("cell-vectors", "cell-products"):
         assert after[key]["drawn"] > 0
     metrics_after = metric_values(page)
     assert metrics_after != metrics_before
     shown_raw, shown_weight = (float(metrics_after[k].replace("−", "-")) for k in (0, 4))
     assert shown_raw == pytest.approx(trace.raw_scores[1, 5], abs=5e-5)  # printed with 4 decimals
     assert shown_weight == pytest.approx(trace.weights[1, 5], abs=5e-5)
+
+    show_step(page, "④ Softmax")
+    page.wait_for_selector(".st-key-cell-softmax .barlayer .point path", timeout=30_000)
+    softmax = drawn_bars(page)
+    assert sorted(softmax) == ["cell-locator", "cell-softmax"]
+    row = np.asarray(trace.scaled_scores[1], dtype=float)
+    np.testing.assert_allclose(softmax["cell-softmax"]["bars"][0], np.exp(row - row.max()), rtol=1e-9)
+    assert softmax["cell-softmax"]["drawn"] == len(row)
+
+    show_step(page, "⑤ Output")
+    page.wait_for_selector(".st-key-cell-output .barlayer .point path", timeout=30_000)
+    output = drawn_bars(page)
+    assert sorted(output) == ["cell-locator", "cell-output"]
+    assert output["cell-output"]["drawn"] > 0
+    assert metric_values(page) == metrics_after, "the cell's numbers stay above every step"
 
     assert_no_console_errors(page, not_found)

@@ -20,7 +20,7 @@ from plotly_page import graphs
 
 from attention_core import ToySettings, token_labels, tokenize
 from attention_core.figures import MAX_DRAWN_SIDE
-from ui.url import MAX_URL_TEXT, MULTI_HEAD_PARTS
+from ui.url import CELL_PARTS, MAX_URL_TEXT, MULTI_HEAD_PARTS
 
 TEXT_AREA = "Sentence"
 PWNED = "window.__pwned=1"
@@ -303,7 +303,8 @@ def test_a_plotly_label_link_is_never_clickable_in_the_app(page):
     the pages whose figures do not all escape labels (follow cell, multi-head) and two others."""
     text = "<a href='https://example.com/'>x</a> <b>y</b>"
     _open(page, "/")
-    visits = [(path, {}) for path in ("/cell", "/masks", "/compare")]
+    visits = [(path, {}) for path in ("/masks", "/compare")]
+    visits += [("/cell", {"cell_part": part}) for part in CELL_PARTS]
     visits += [("/multi-head", {"mh_part": part}) for part in MULTI_HEAD_PARTS]
     for path, part in visits:
         _open(page, path + _link({"text": text, **part})[1:])
