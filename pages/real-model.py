@@ -15,6 +15,7 @@ from ui.display import colour_words, figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.notices import unreadable_character_notice
+from ui.url import REAL_MODEL_PARTS, URL_PARAMS
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,
@@ -217,6 +218,27 @@ def one_cell(run, layer: int, head: int) -> None:
     )
 
 
+def sentence_embedding(run, words: RealModelFigureText) -> None:
+    """The last layer's token vectors pooled into the sentence's one embedding."""
+    st.subheader(t("real_model.embedding.title"))
+    st.latex(pooling_formula(run.config.num_layers))
+    st.markdown(t("real_model.embedding.explain", real=run.encoding.real_length, d_model=run.config.d_model))
+    chart(
+        embedding_strip(run, text=words, title=t("real_model.embedding.figure", d_model=run.config.d_model)),
+        key="rm-embedding",
+        config=CHART_CONFIG,
+    )
+
+
+def show_part() -> str:
+    """Which part is shown below the overview. Shown together they were four charts and four
+    formulas under the overview's 72 heatmaps, every one drawn again by the browser on any change
+    of the head, the language or the display (benchmarks/README.md, "one part at a time")."""
+    return choice_strip(
+        t("real_model.part"), REAL_MODEL_PARTS, "rm_part", URL_PARAMS["rm_part"].default, "real_model.part"
+    )
+
+
 settings = controls(uses={"sentence"})  # the trained model has its own sizes and weights
 st.title(t("page.real_model"))
 st.caption(t("real_model.tagline"))
@@ -280,20 +302,15 @@ chart(
     config=CHART_CONFIG,
 )
 
-st.subheader(t("real_model.pick.title"))
-st.markdown(t("real_model.pick.explain"))
-one_head(run, layer, head, hide_special)
 st.divider()
-one_cell(run, layer, head)
-st.divider()
-mask_trial(run, layer, head)
-st.divider()
-
-st.subheader(t("real_model.embedding.title"))
-st.latex(pooling_formula(config.num_layers))
-st.markdown(t("real_model.embedding.explain", real=run.encoding.real_length, d_model=config.d_model))
-chart(
-    embedding_strip(run, text=words, title=t("real_model.embedding.figure", d_model=config.d_model)),
-    key="rm-embedding",
-    config=CHART_CONFIG,
-)
+part = show_part()
+if part == "one_head":
+    st.subheader(t("real_model.pick.title"))
+    st.markdown(t("real_model.pick.explain"))
+    one_head(run, layer, head, hide_special)
+elif part == "cell":
+    one_cell(run, layer, head)
+elif part == "masks":
+    mask_trial(run, layer, head)
+else:
+    sentence_embedding(run, words)

@@ -29,17 +29,45 @@ def run_page(**session_state) -> AppTest:
     return run_page_alone(PAGE, timeout=120, **session_state)
 
 
+PART_CHARTS = {
+    "one_head": ["rm-overview", "rm-step-weights"],
+    "cell": ["rm-overview", "rm-cell-locator", "rm-cell-softmax"],
+    "masks": ["rm-overview"],  # no mask picked yet: the part asks for one
+    "embedding": ["rm-overview", "rm-embedding"],
+}
+"""The charts on the page with each part shown: the overview of every head, then the part's own."""
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_runs_in_both_languages_and_shows_every_part(model, lang):
     at = run_page(lang=lang)
-    ids = chart_ids(at)
-    for part in ("rm-overview", "rm-step-weights", "rm-cell-locator", "rm-cell-softmax", "rm-embedding"):
-        assert any(chart_id.endswith(part) for chart_id in ids), part
+    assert at.segmented_control(key="rm_part").value == "one_head", "the page opens on one head"
+    for part, charts in PART_CHARTS.items():
+        at.segmented_control(key="rm_part").set_value(part).run()
+        assert not at.exception, [e.value for e in at.exception]
+        ids = chart_ids(at)
+        assert len(ids) == len(charts), f"only the part {part!r} is drawn: {ids}"
+        for chart in charts:
+            assert any(chart_id.endswith(chart) for chart_id in ids), (part, chart)
     text = page_text(at)
     if lang == "zh":
         assert "走进真实模型" in text and "所有头一览" in text
+        assert at.segmented_control(key="rm_part").options == ["逐步查看一个头", "一个格子", "试加掩码", "句向量"]
     else:
         assert "Inside a real model" in text
+        assert at.segmented_control(key="rm_part").options == [
+            "One head, step by step", "One cell", "Try a mask", "Sentence embedding"
+        ]
+
+
+def test_a_link_opens_the_part_it_names(model):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update({"rm_part": "embedding"})
+    at.run()
+    at.switch_page("pages/real-model.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.segmented_control(key="rm_part").value == "embedding"
+    assert [chart_id.rsplit("-", 1)[-1] for chart_id in chart_ids(at)] == ["overview", "embedding"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -120,7 +148,7 @@ def test_without_a_checkpoint_the_page_says_how_to_install_it(monkeypatch):
 
 
 def test_trying_a_causal_mask_on_the_chosen_head_draws_its_new_weights(model):
-    at = run_page(rm_layer=1, rm_head=4, rm_masks=["causal"])
+    at = run_page(rm_layer=1, rm_head=4, rm_masks=["causal"], rm_part="masks")
     drawn = heatmap_z(spec_ending(at, "rm-masks-weights"))
     run = run_model(model, encode(model, DEFAULT_TEXT))
     n = run.encoding.length

@@ -101,6 +101,8 @@ def test_bad_link_values_show_a_notice_and_never_a_traceback():
         ({"mh_stage": "embeddings"}, {}, [("mh_stage", "dropped", "embeddings")]),
         ({"cell_part": "softmax"}, {"cell_part": "softmax"}, []),
         ({"cell_part": "weights"}, {}, [("cell_part", "dropped", "weights")]),
+        ({"rm_part": "embedding"}, {"rm_part": "embedding"}, []),
+        ({"rm_part": "overview"}, {}, [("rm_part", "dropped", "overview")]),
         ({"mh_part": "combine"}, {"mh_part": "combine"}, []),
         ({"mh_part": "everything"}, {}, [("mh_part", "dropped", "everything")]),
         ({"dec_part": "finder"}, {"dec_part": "finder"}, []),

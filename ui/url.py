@@ -38,6 +38,9 @@ WHY_SQRT_DK_PARTS = ("spread", "saturation", "gradient", "sentence")
 CELL_PARTS = ("dot", "scale", "mask", "softmax", "output")
 """The steps of the cell page's chain, one shown at a time below its numbers (pages/cell.py);
 the first opens."""
+REAL_MODEL_PARTS = ("one_head", "cell", "masks", "embedding")
+"""The encoder page's parts below its overview of every head, one shown at a time
+(pages/real-model.py); the first opens."""
 DECODER_PARTS = ("heads", "one_head", "cell", "finder")
 """The decoder page's parts below the layer and head pickers, one shown at a time
 (pages/decoder.py); "one_head" opens."""
@@ -45,6 +48,7 @@ PAGE_PARTS = {
     "why-sqrt-dk": tuple(f"why_part={part}" for part in WHY_SQRT_DK_PARTS[1:]),
     "cell": tuple(f"cell_part={part}" for part in CELL_PARTS[1:]),
     "multi-head": tuple(f"mh_part={part}" for part in MULTI_HEAD_PARTS[1:]),
+    "real-model": tuple(f"rm_part={part}" for part in REAL_MODEL_PARTS[1:]),
     "decoder": tuple(f"dec_part={part}" for part in DECODER_PARTS if part != "one_head"),
 }
 """Views of a page beyond the one it opens on, as the query of a link, by the page's URL path:
@@ -233,6 +237,8 @@ URL_PARAMS: dict[str, UrlParam] = {
             ("projection", _choice(PROJECTIONS), str),
         )
     },
+    # inside a real model (the encoder): which part is shown below the overview
+    "rm_part": UrlParam(REAL_MODEL_PARTS[0], _choice(REAL_MODEL_PARTS)),
     # inside a decoder (layers and heads numbered from 1, as on screen)
     "dec_prompt": UrlParam(DECODER_PROMPT, _text),
     "dec_steps": UrlParam(0, _integer(0, 10)),
