@@ -25,8 +25,8 @@ from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
 from ui.lesson_views import untrained_note
-from ui.url import CELL_PARTS, URL_PARAMS
-from ui.views import chart, choice_strip, escape_markdown, token_picker, view_picker
+from ui.url import CELL_PARTS
+from ui.views import chart, escape_markdown, part_strip, token_picker, view_picker
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -87,9 +87,7 @@ def show_step() -> str:
     """Which step of the cell's chain is shown under its numbers. Shown together they were five
     charts and five formulas, every one drawn again by the browser on any change of the cell, of
     dk or of the display (benchmarks/README.md, "the cell page one step at a time")."""
-    return choice_strip(
-        t("follow_cell.part"), CELL_PARTS, "cell_part", URL_PARAMS["cell_part"].default, "follow_cell.part"
-    )
+    return part_strip("follow_cell.part", CELL_PARTS, "cell_part")
 
 
 def dot_step() -> None:

@@ -15,7 +15,7 @@ from ui.display import colour_words, figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import option_label, t
 from ui.notices import unreadable_character_notice
-from ui.url import REAL_MODEL_PARTS, URL_PARAMS
+from ui.url import REAL_MODEL_PARTS
 from ui.views import (
     chart,
     checkpoint_problem_and_stop,
@@ -23,6 +23,7 @@ from ui.views import (
     fully_masked_notice,
     install_notice_and_stop,
     matrix_views,
+    part_strip,
     token_picker,
 )
 
@@ -234,9 +235,7 @@ def show_part() -> str:
     """Which part is shown below the overview. Shown together they were four charts and four
     formulas under the overview's 72 heatmaps, every one drawn again by the browser on any change
     of the head, the language or the display (benchmarks/README.md, "one part at a time")."""
-    return choice_strip(
-        t("real_model.part"), REAL_MODEL_PARTS, "rm_part", URL_PARAMS["rm_part"].default, "real_model.part"
-    )
+    return part_strip("real_model.part", REAL_MODEL_PARTS, "rm_part")
 
 
 settings = controls(uses={"sentence"})  # the trained model has its own sizes and weights

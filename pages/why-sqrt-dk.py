@@ -37,8 +37,8 @@ from ui.controls import controls
 from ui.display import figure_text, panels
 from ui.first_run import run_through_app
 from ui.language import t
-from ui.url import URL_PARAMS, WHY_SQRT_DK_PARTS
-from ui.views import chart, choice_strip, fully_masked_notice
+from ui.url import WHY_SQRT_DK_PARTS
+from ui.views import chart, fully_masked_notice, part_strip
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -112,9 +112,7 @@ def part_picker() -> str:
     again by the browser when the display mode, the colours or the language changed, and at 2,048
     tokens the sentence's two heatmaps were sent again on every move of the experiment's sliders
     (benchmarks/README.md, "the √dk page one section at a time")."""
-    return choice_strip(
-        t("why_sqrt_dk.part"), WHY_SQRT_DK_PARTS, "why_part", URL_PARAMS["why_part"].default, "why_sqrt_dk.part"
-    )
+    return part_strip("why_sqrt_dk.part", WHY_SQRT_DK_PARTS, "why_part")
 
 
 def sweep():

@@ -59,6 +59,11 @@ def show(at, step: str):
     return at
 
 
+def drawn_charts(at) -> list[str]:
+    """The `key=` of every chart on the page, in page order (a chart's id ends with "-<key>")."""
+    return ["cell-" + chart_id.rsplit("-cell-", 1)[-1] for chart_id in chart_ids(at)]
+
+
 def bars(spec: dict) -> list[dict]:
     return [trace for trace in spec["data"] if trace.get("type") == "bar"]
 
@@ -159,9 +164,7 @@ def test_page_renders_in_both_languages(lang):
     assert at.button_group(key="cell_part").value == "dot", "the chain opens on its first step"
     for step in STEPS:
         show(at, step)
-        assert [chart_id.rsplit("-cell-", 1)[-1] for chart_id in chart_ids(at)] == [
-            name.removeprefix("cell-") for name in STEP_CHARTS[step]
-        ], f"only the step {step!r} is drawn"
+        assert drawn_charts(at) == STEP_CHARTS[step], f"only the step {step!r} is drawn"
         assert len(at.latex) == 1, "one formula per step"
         (heading,) = [heading.value for heading in at.subheader]
         if lang == "zh":
@@ -205,9 +208,7 @@ def test_a_link_opens_the_step_it_names(step):
     at.switch_page("pages/cell.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.button_group(key="cell_part").value == step
-    assert [chart_id.rsplit("-cell-", 1)[-1] for chart_id in chart_ids(at)] == [
-        name.removeprefix("cell-") for name in STEP_CHARTS[step]
-    ]
+    assert drawn_charts(at) == STEP_CHARTS[step]
     assert at.selectbox(key="cell_i").value == 2 and at.selectbox(key="cell_j").value == 6
 
 

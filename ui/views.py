@@ -32,6 +32,7 @@ from attention_core.stages import MATRICES
 from .cache import memo, memo_on
 from .display import figure_style, figure_text, panels, projector_mode
 from .language import option_label, t
+from .url import URL_PARAMS
 
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|~<>$"
 
@@ -58,6 +59,12 @@ def choice_strip(label: str, options, key: str, default, labels: str, *, width: 
     return (place or st).segmented_control(
         label, options, format_func=option_label(labels), required=True, key=key, persist_state="session", width=width
     )
+
+
+def part_strip(labels: str, parts, key: str) -> str:
+    """The control that picks which part of a page is shown, one at a time: a `choice_strip` over
+    `parts` titled by the string `labels`, kept in the link under `key` and opening on its default."""
+    return choice_strip(t(labels), parts, key, URL_PARAMS[key].default, labels)
 
 
 def token_picker(
