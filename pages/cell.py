@@ -1,6 +1,7 @@
 """Follow one cell (i, j): from q_i and k_j to its weight and its share of output row i."""
 
 import math
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -19,6 +20,7 @@ from attention_core.figures.cell import (
     vector_bars,
 )
 from attention_core.lessons.cell import CellTrace, follow_cell
+from attention_core.toy import ToySettings
 from ui.cache import trace_or_stop
 from ui.controls import controls
 from ui.display import figure_text, panels
@@ -83,6 +85,29 @@ def row_table(cell: CellTrace, key_labels: list[str]) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the steps read: the settings, the cell, and its tokens' labels and names."""
+
+    settings: ToySettings
+    cell: CellTrace
+    query_labels: list[str]
+    key_labels: list[str]
+    names: dict
+    """Token labels in bold for Markdown sentences, with i and j."""
+    plain: dict
+    """The same, plain, for figure titles."""
+    words: CellFigureText
+
+
+def explain_row(shown: Shown, step: str, **numbers) -> None:
+    """A step's sentence about row i, or a warning when every key of the row is masked."""
+    if shown.cell.fully_masked:
+        st.warning(t(f"follow_cell.step.{step}.fully_masked", **shown.names))
+    else:
+        st.markdown(t(f"follow_cell.step.{step}.explain", **numbers, **shown.names))
+
+
 def show_step() -> str:
     """Which step of the cell's chain is shown under its numbers. Shown together they were five
     charts and five formulas, every one drawn again by the browser on any change of the cell, of
@@ -90,15 +115,16 @@ def show_step() -> str:
     return part_strip("follow_cell.part", CELL_PARTS, "cell_part")
 
 
-def dot_step() -> None:
+def dot_step(shown: Shown) -> None:
     """① q_i · k_j: both vectors and their products, feature by feature."""
+    cell, words = shown.cell, shown.words
     st.subheader(t("follow_cell.step.dot.title"))
     st.latex(dot_product_latex(cell))
     vectors_column, products_column = panels(2)
     with vectors_column:
-        title = t("follow_cell.figure.vectors", **plain)
+        title = t("follow_cell.figure.vectors", **shown.plain)
         chart(
-            vector_bars(cell, query_labels[i], key_labels[j], text=words, title=title),
+            vector_bars(cell, shown.query_labels[cell.i], shown.key_labels[cell.j], text=words, title=title),
             key="cell-vectors",
             config=PLOT_CONFIG,
         )
@@ -108,11 +134,12 @@ def dot_step() -> None:
             key="cell-products",
             config=PLOT_CONFIG,
         )
-    st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **names))
+    st.markdown(t("follow_cell.step.dot.explain", raw=cell.raw_score, **shown.names))
 
 
-def scale_step() -> None:
+def scale_step(shown: Shown) -> None:
     """② The raw score times 1/√dk."""
+    cell, settings = shown.cell, shown.settings
     st.subheader(t("follow_cell.step.scale.title"))
     st.latex(scale_latex(cell, settings.dk))
     st.markdown(t("follow_cell.step.scale.explain", dk=settings.dk, scale=cell.scale))
@@ -120,19 +147,20 @@ def scale_step() -> None:
         st.caption(t("follow_cell.step.scale.identity", root=math.sqrt(settings.dk)))
 
 
-def mask_step() -> None:
+def mask_step(shown: Shown) -> None:
     """③ Whether query i may look at key j: the scaled score, or −∞."""
+    cell, names = shown.cell, shown.names
     st.subheader(
         t(
             "follow_cell.step.mask.title",
-            i=i,
-            j=j,
-            query_token=escape_markdown(query_labels[i]),
-            key_token=escape_markdown(key_labels[j]),
+            i=cell.i,
+            j=cell.j,
+            query_token=escape_markdown(shown.query_labels[cell.i]),
+            key_token=escape_markdown(shown.key_labels[cell.j]),
         )
     )
     st.latex(mask_latex(cell))
-    if settings.mask.is_empty:
+    if shown.settings.mask.is_empty:
         st.markdown(t("follow_cell.step.mask.none", scaled=cell.scaled_score))
     elif cell.allowed:
         st.success(t("follow_cell.step.mask.allowed", scaled=cell.scaled_score, **names))
@@ -140,41 +168,36 @@ def mask_step() -> None:
         st.info(t("follow_cell.step.mask.masked", scaled=cell.scaled_score, **names), icon=":material/block:")
 
 
-def softmax_step() -> None:
+def softmax_step(shown: Shown) -> None:
     """④ Row i's softmax, as a chart or as its numbers."""
+    cell, i = shown.cell, shown.cell.i
     st.subheader(t("follow_cell.step.softmax.title", i=i))
     st.latex(softmax_latex(cell))
-    if cell.fully_masked:
-        st.warning(t("follow_cell.step.softmax.fully_masked", **names))
-    else:
-        numbers = {"row_max": cell.row_max, "row_sum": cell.row_sum, "weight": cell.weight}
-        st.markdown(t("follow_cell.step.softmax.explain", **numbers, **names))
+    explain_row(shown, "softmax", row_max=cell.row_max, row_sum=cell.row_sum, weight=cell.weight)
     softmax_views = {"chart": t("follow_cell.tab.chart"), "table": t("follow_cell.tab.table", i=i)}
     if view_picker(softmax_views, key="cell-softmax-tab", label=t("follow_cell.tab.label", i=i)) == "chart":
         softmax_title = "follow_cell.figure.softmax.fully_masked" if cell.fully_masked else "follow_cell.figure.softmax"
         chart(
-            softmax_bars(cell, key_labels, text=words, title=t(softmax_title, i=i)),
+            softmax_bars(cell, shown.key_labels, text=shown.words, title=t(softmax_title, i=i)),
             key="cell-softmax",
             config=PLOT_CONFIG,
         )
     else:
-        row_table(cell, key_labels)
+        row_table(cell, shown.key_labels)
 
 
-def output_step() -> None:
+def output_step(shown: Shown) -> None:
     """⑤ Output row i as the weighted sum of the value rows, key j's share outlined."""
-    st.subheader(t("follow_cell.step.output.title", i=i))
+    cell = shown.cell
+    st.subheader(t("follow_cell.step.output.title", i=cell.i))
     st.latex(output_latex(cell))
-    if cell.fully_masked:
-        st.warning(t("follow_cell.step.output.fully_masked", **names))
-    else:
-        st.markdown(t("follow_cell.step.output.explain", weight=cell.weight, **names))
+    explain_row(shown, "output", weight=cell.weight)
     chart(
-        contribution_bars(cell, key_labels, text=words, title=t("follow_cell.figure.output", i=i)),
+        contribution_bars(cell, shown.key_labels, text=shown.words, title=t("follow_cell.figure.output", i=cell.i)),
         key="cell-output",
         config=PLOT_CONFIG,
     )
-    if len(key_labels) > MAX_KEYS_IN_LEGEND:
+    if len(shown.key_labels) > MAX_KEYS_IN_LEGEND:
         st.caption(t("follow_cell.figure.output.no_legend", limit=MAX_KEYS_IN_LEGEND))
 
 
@@ -211,7 +234,6 @@ with locator_column:
         config=PLOT_CONFIG,
     )
 key_numbers(cell)
-words = cell_text()
 
 steps = {"dot": dot_step, "scale": scale_step, "mask": mask_step, "softmax": softmax_step, "output": output_step}
-steps[show_step()]()
+steps[show_step()](Shown(settings, cell, query_labels, key_labels, names, plain, cell_text()))

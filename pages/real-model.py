@@ -141,6 +141,8 @@ def stage_text(stage_name: str, view, run, layer: int) -> None:
 
 def one_head(run, layer: int, head: int, hide_special: bool) -> None:
     """The chosen head's stages, one at a time, with the toy pages' heatmaps and tables."""
+    st.subheader(t("real_model.pick.title"))
+    st.markdown(t("real_model.pick.explain"))
     view = head_trace(run, layer, head, hide_special=hide_special)
     stage_name = choice_strip(t("real_model.stage"), STAGE_NAMES, "rm_stage", "weights", "stage.short")
     stage = STAGES[STAGE_NAMES.index(stage_name)]
@@ -302,14 +304,10 @@ chart(
 )
 
 st.divider()
-part = show_part()
-if part == "one_head":
-    st.subheader(t("real_model.pick.title"))
-    st.markdown(t("real_model.pick.explain"))
-    one_head(run, layer, head, hide_special)
-elif part == "cell":
-    one_cell(run, layer, head)
-elif part == "masks":
-    mask_trial(run, layer, head)
-else:
-    sentence_embedding(run, words)
+parts = {
+    "one_head": lambda: one_head(run, layer, head, hide_special),
+    "cell": lambda: one_cell(run, layer, head),
+    "masks": lambda: mask_trial(run, layer, head),
+    "embedding": lambda: sentence_embedding(run, words),
+}
+parts[show_part()]()
