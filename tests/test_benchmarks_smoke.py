@@ -78,6 +78,7 @@ RUNS = {
         ("kind", "tasks", "script", "each"),
         "tabs_lazy ",
     ),
+    "first_chart.py": (["--rounds", "1"], ("Reveal", "median ms", "÷ again"), "first reveal "),
     "speed_report.py": (
         ["--parts", "rerun", "decoder", "--quick", "--settle", "0"],
         ("target", "verdict", "measured"),
@@ -86,7 +87,7 @@ RUNS = {
 }
 NEEDS_BROWSER = {
     "browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py",
-    "figure_cost.py", "kept_charts.py", "heatmap_numbers.py", "widget_cost.py",
+    "figure_cost.py", "kept_charts.py", "heatmap_numbers.py", "widget_cost.py", "first_chart.py",
 }
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
