@@ -93,10 +93,8 @@ class Shown:
     cell: CellTrace
     query_labels: list[str]
     key_labels: list[str]
-    names: dict
-    """Token labels in bold for Markdown sentences, with i and j."""
-    plain: dict
-    """The same, plain, for figure titles."""
+    names: dict  # token labels in bold for Markdown sentences, with i and j
+    plain: dict  # the same, plain, for figure titles
     words: CellFigureText
 
 
