@@ -5,6 +5,7 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
+from attention_core.figures.matrices import MAX_MARKED_SIDE
 from attention_core.lessons.scaling import self_diagonal
 from ui.autoplay import advance_if_due, autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
@@ -61,6 +62,7 @@ def stage_explanation(stage_name: str, trace) -> None:
             dv=trace.attention.v.shape[-1],
             d_model=trace.x_query.shape[-1],
             scale=trace.attention.scale,
+            marked=MAX_MARKED_SIDE,
             **colour_words(),
         )
     )

@@ -20,11 +20,13 @@ import pytest
 
 from attention_core import MaskSpec, ToySettings, build_toy_trace
 from attention_core.figures import PALETTE_COLOURS, PALETTES, heatmap
+from attention_core.figures.matrices import MAX_MARKED_SIDE
 from attention_core.lessons.custom import EXAMPLES, custom_trace
+from attention_core.lessons.custom import MAX_SIZE as CUSTOM_MAX_SIZE
 from attention_core.lessons.scaling import sample_dot_products, self_diagonal
 from attention_core.stages import MATRICES, STAGES, stage_by_name
 from attention_core.toy_multihead import build_toy_multihead, head_trace
-from tests.apptest_helpers import heatmap_z, plotly_specs, run_app
+from tests.apptest_helpers import chart_ids, heatmap_z, plotly_specs, run_app
 from ui.i18n import LANGUAGES, load_strings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -402,6 +404,30 @@ def test_the_step_through_page_marks_masked_cells_only_from_the_mask_stage(stage
         assert np.isnan(z[~lower]).all() and has_crosses
     else:
         assert not np.isnan(z).any() and not has_crosses
+
+
+@pytest.mark.parametrize("tokens", [MAX_MARKED_SIDE, MAX_MARKED_SIDE + 1])
+def test_the_mask_stage_says_up_to_how_many_tokens_masked_cells_carry_a_cross(tokens):
+    """The sentence names MAX_MARKED_SIDE; the page draws one × per masked cell up to it and
+    none beyond, and the masked cells are grey gaps either way."""
+    text = " ".join(f"w{index}" for index in range(tokens))
+    at = run_app(page="step", mask_kind="causal", stage="masked_scores", text=text)
+    assert any(f"up to {MAX_MARKED_SIDE} tokens" in block.value for block in at.markdown)
+    specs = zip(plotly_specs(at), chart_ids(at), strict=True)
+    (spec,) = [spec for spec, key in specs if key.endswith("-masked_scores")]
+    crosses = [trace for trace in spec["data"] if trace.get("type") == "scatter"]
+    upper = ~np.tril(np.ones((tokens, tokens), dtype=bool))
+    assert np.isnan(heatmap_z(spec)[upper]).all()
+    if tokens <= MAX_MARKED_SIDE:
+        assert len(crosses) == 1 and len(crosses[0]["x"]) == upper.sum()
+    else:
+        assert not crosses
+
+
+def test_your_numbers_always_draw_the_cross_its_sentence_promises():
+    """"Masked cells (grey ×)": every matrix on that page is small enough to carry the ×."""
+    assert "grey ×" in load_strings()["your_numbers.explain.masked_scores"]["en"]
+    assert CUSTOM_MAX_SIZE <= MAX_MARKED_SIDE
 
 
 # ------------------------------------------------------------------------- cross-attention

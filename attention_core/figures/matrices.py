@@ -5,7 +5,8 @@ A separate submodule (it imports Plotly), so a notebook gets the app's figures w
 
 Colour conventions: signed matrices (embeddings, Q, K, V, scores, output) use a
 diverging, colour-blind-safe scale centred at 0; weights use a sequential scale fixed
-to [0, 1] so that steps compare; masked cells are grey gaps marked with ×.
+to [0, 1] so that steps compare; masked cells are grey gaps, marked with × in matrices of up
+to MAX_MARKED_SIDE tokens.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "DIVERGING",
     "HIGHLIGHT_COLOUR",
     "MAX_DRAWN_SIDE",
+    "MAX_MARKED_SIDE",
     "PALETTES",
     "PALETTE_COLOURS",
     "PROJECTOR",
@@ -127,6 +129,11 @@ DENSE_SIDE = 64
 LABEL_EVERY_SIDE = 24
 """Up to this many rows (columns) every one is labelled, unless rows are shorter than a line of
 type (projector mode: every k-th, `label_step`); beyond, Plotly thins the labels out."""
+MAX_MARKED_SIDE = 32
+"""Up to this many rows and columns a masked cell carries a × as well as its grey; beyond, it
+is grey only. plotly.js draws each × as an element of its own, about 0.04 ms apiece: a causal
+mask of 100 tokens has 4,950 of them, 180 ms per drawing (`benchmarks/mask_marks.py`), where
+a × would be a few pixels wide."""
 MAX_DRAWN_SIDE = 200
 """Beyond this many rows or columns a matrix is drawn in blocks (a 2048 × 2048 matrix would
 be 4 million cells and ~20 MB of JSON); exact values stay available through a zoom window."""
@@ -322,7 +329,8 @@ def matrix_heatmap(
 
     colour: "signed" (diverging, centred at 0), "weights" (0–1) or "mask" (two colours).
     masked: boolean (rows, columns), True where the cell is masked: drawn as a grey gap
-    with a ×, never coloured as a value (display only; the records keep their numbers).
+    (with a × up to MAX_MARKED_SIDE rows and columns), never coloured as a value (display
+    only; the records keep their numbers).
     A side longer than MAX_DRAWN_SIDE is drawn in blocks: the block maximum for weights
     (where attention goes is what matters), the block mean otherwise (for the mask: the
     share of allowed cells), and the title says so.
@@ -383,7 +391,8 @@ def matrix_heatmap(
     if show_numbers and colour != "mask":
         heat.update(texttemplate="%{z:.2f}", textfont={"size": style.font_size})
     traces = [go.Heatmap(**heat)]
-    if masked is not None and masked.any() and colour != "mask":
+    marked = max(rows, columns) <= MAX_MARKED_SIDE
+    if masked is not None and masked.any() and colour != "mask" and marked:
         mask_rows, mask_columns = np.nonzero(masked)
         traces.append(
             go.Scatter(
