@@ -79,6 +79,7 @@ RUNS = {
         "tabs_lazy ",
     ),
     "first_chart.py": (["--rounds", "1"], ("Reveal", "median ms", "÷ again"), "first reveal "),
+    "mask_marks.py": (["--sizes", "16", "--rounds", "1"], ("marks", "with × ms", "ms per ×"), "   16 "),
     "speed_report.py": (
         ["--parts", "rerun", "decoder", "--quick", "--settle", "0"],
         ("target", "verdict", "measured"),
@@ -88,6 +89,7 @@ RUNS = {
 NEEDS_BROWSER = {
     "browser_latency.py", "many_users.py", "control_latency.py", "plotly_margins.py", "browser_profile.py",
     "figure_cost.py", "kept_charts.py", "heatmap_numbers.py", "widget_cost.py", "first_chart.py",
+    "mask_marks.py",
 }
 TIMEOUT = 600
 """Seconds a tiny run may take on a busy shared machine before it counts as hung."""
