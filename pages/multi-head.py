@@ -18,13 +18,13 @@ from attention_core.toy_multihead import (
 )
 from ui.cache import memo
 from ui.controls import SETTINGS, controls
-from ui.display import colour_words, figure_style, figure_text
+from ui.display import figure_style, figure_text
 from ui.first_run import run_through_app
 from ui.i18n import translate
 from ui.language import language, t
 from ui.lesson_views import untrained_note
 from ui.url import MULTI_HEAD_PARTS, part_named_by_link
-from ui.views import chart, choice_strip, fully_masked_notice, matrix_view
+from ui.views import chart, choice_strip, fully_masked_notice, matrix_view, stage_sentence
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -117,7 +117,6 @@ def head_stage(stage, trace, head: int) -> None:
         dv=trace.attention.v.shape[-1],
         d_model=trace.settings.d_model,
         scale=trace.attention.scale,
-        **colour_words(),
     )
     if stage.name == "qkv":
         st.markdown(f"**{t('multi_head.stage.qkv.title', **values)}**")
@@ -126,7 +125,7 @@ def head_stage(stage, trace, head: int) -> None:
     else:
         st.markdown(f"**{t('multi_head.head', number=head + 1)} · {t(f'stage.{stage.name}.title')}**")
         st.latex(stage.formula)
-        st.markdown(t(f"stage.{stage.name}.explain", **values))
+        st.markdown(stage_sentence(stage.name, **values))
     if stage.name == "masked_scores" and trace.settings.mask.is_empty:
         st.caption(t("stage.masked_scores.none"))
     if stage.name in ("masked_scores", "weights", "output"):

@@ -5,12 +5,11 @@ import math
 import streamlit as st
 
 from attention_core import STAGES
-from attention_core.figures.matrices import MAX_MARKED_SIDE
 from attention_core.lessons.scaling import self_diagonal
 from ui.autoplay import advance_if_due, autoplay, stop_autoplay_clock
 from ui.cache import trace_or_stop
 from ui.controls import controls
-from ui.display import colour_words, panels, projector_mode
+from ui.display import panels, projector_mode
 from ui.first_run import run_through_app
 from ui.keys import NEXT_KEY, PREVIOUS_KEY, stage_keys
 from ui.language import option_label, t
@@ -22,7 +21,7 @@ from ui.lesson_views import (
     projection_panel,
     untrained_note,
 )
-from ui.views import export_panel, fully_masked_notice, matrix_view
+from ui.views import export_panel, fully_masked_notice, matrix_view, stage_sentence
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -54,16 +53,14 @@ def stage_explanation(stage_name: str, trace) -> None:
     dk = settings.dk
     identity_self = settings.projection == "identity" and not is_cross(trace)
     st.markdown(
-        t(
-            f"stage.{stage_name}.explain",
+        stage_sentence(
+            stage_name,
             n=n,
             m=m,
             dk=dk,
             dv=trace.attention.v.shape[-1],
             d_model=trace.x_query.shape[-1],
             scale=trace.attention.scale,
-            marked=MAX_MARKED_SIDE,
-            **colour_words(),
         )
     )
     if stage_name == "embeddings" and is_cross(trace):

@@ -43,7 +43,8 @@ MAX_DEPTH = 3
 """Longest chain of moves a walk makes (a move, a widget it revealed, one more it revealed)."""
 
 MAX_OPTIONS_EACH = 12
-"""A select slider with more options than this is tried at its ends and middle only."""
+"""A select slider, or in a sampled walk a picker that a move revealed, with more options than
+this is tried at its ends and middle only."""
 
 PICKER_TYPES = ("selectbox", "radio", "button_group")
 """Single-choice widgets whose every option is paired with every numeric extreme."""
@@ -333,8 +334,9 @@ def explore(
     """Run a page's scenarios, walking into the widgets each one reveals (breadth first).
 
     `sample`: run every single move but only this many (seeded) of the extreme × picker
-    pairs, and of the moves on revealed widgets; None runs them all. `keep`: scenarios run
-    whatever the sample.
+    pairs, and of the moves on revealed widgets other than pickers; a revealed picker (the
+    stage picker of a part that opens) has every option run, or its ends and middle when it has
+    more than MAX_OPTIONS_EACH. None runs them all. `keep`: scenarios run whatever the sample.
     """
     singles, pairs, at, draws = plan(page)
     rng = random.Random(f"{page}:{seed}")
@@ -355,10 +357,13 @@ def explore(
             if widget.key is None or mark in seen_widgets:
                 continue
             seen_widgets.add(mark)
-            children = [Scenario(page, (*scenario.moves, move), scenario.query) for move in moves_of(widget)]
-            if revealed_budget is not None:
-                children = children[: max(0, revealed_budget)]
-                revealed_budget -= len(children)
+            moves = moves_of(widget)
+            if revealed_budget is not None and widget.type in PICKER_TYPES:
+                moves = _spread(moves)  # a picker's every option (its ends and middle if it has many)
+            elif revealed_budget is not None:
+                moves = moves[: max(0, revealed_budget)]
+                revealed_budget -= len(moves)
+            children = [Scenario(page, (*scenario.moves, move), scenario.query) for move in moves]
             for child in children:
                 if child not in seen_scenarios:
                     seen_scenarios.add(child)

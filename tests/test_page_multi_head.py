@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from apptest_helpers import chart_ids, decode_array, heatmap_traces, heatmap_z, plotly_specs, run_app
 
-from attention_core import MaskSpec, ToySettings, scaled_dot_product_attention
+from attention_core import STAGES, MaskSpec, ToySettings, scaled_dot_product_attention
+from attention_core.figures.matrices import MAX_MARKED_SIDE
 from attention_core.toy_multihead import build_toy_multihead
+from ui.i18n import translate
 
 DEFAULT = ToySettings()
 QUERY_TEXT = "猫坐在垫子上。"
@@ -234,3 +236,19 @@ def test_a_link_that_names_a_head_or_a_stage_opens_the_step_through_of_one_head(
     ):
         at = _open(**session)
         assert at.segmented_control(key="mh_part").value == part, session
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_stage_of_one_head_is_explained(lang):
+    """Each stage of one head reuses the step-through's sentence under its formula, with every
+    number that sentence names (the mask stage's names up to how many tokens a × is drawn)."""
+    at = _show(_open(lang=lang, mask_kind="causal"), "one_head")
+    stages = [stage.name for stage in STAGES if stage.name != "embeddings"]  # X is shared by the heads
+    assert len(at.segmented_control(key="mh_stage").options) == len(stages)
+    for stage in stages:
+        at.segmented_control(key="mh_stage").set_value(stage).run()
+        assert not at.exception, (stage, [e.value for e in at.exception])
+        assert chart_ids(at), stage
+    expected = translate("stage.masked_scores.explain", lang, marked=MAX_MARKED_SIDE)
+    at.segmented_control(key="mh_stage").set_value("masked_scores").run()
+    assert expected in _page_text(at)

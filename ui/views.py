@@ -26,11 +26,12 @@ from attention_core.export import (
 )
 from attention_core.figures import MAX_DRAWN_SIDE, heatmap, reserve_label_room, restyle, standalone_html
 from attention_core.figures.look import with_app_look
+from attention_core.figures.matrices import MAX_MARKED_SIDE
 from attention_core.frames import matrix_frame
 from attention_core.stages import MATRICES
 
 from .cache import memo, memo_on
-from .display import figure_style, figure_text, panels, projector_mode
+from .display import colour_words, figure_style, figure_text, panels, projector_mode
 from .language import option_label, t
 from .url import URL_PARAMS
 
@@ -339,6 +340,14 @@ FULLY_MASKED_NAMED = 10
 sentence is named whole, a long one stays a few lines."""
 LONGEST_NAMED_LABEL = 24
 """Characters of a token label named in a notice (a pasted "word" may be thousands long)."""
+
+
+def stage_sentence(stage_name: str, **numbers) -> str:
+    """The plain sentence under a stage's formula (`stage.<name>.explain`), on every page that
+    steps through the stages. The words no page chooses (the palette's colours, up to how many
+    tokens a masked cell carries a ×) are added here, so that no page can leave one out; the
+    caller gives the trace's numbers (n, m, dk, dv, d_model, scale)."""
+    return t(f"stage.{stage_name}.explain", **{"marked": MAX_MARKED_SIDE, **colour_words(), **numbers})
 
 
 def fully_masked_notice(trace: ToyTrace) -> None:
