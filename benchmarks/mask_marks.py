@@ -45,12 +45,7 @@ def weights_spec(n: int, marked: bool) -> dict:
 
     trace = build_toy_trace(ToySettings(text=" ".join(f"w{i}" for i in range(n)), mask=MaskSpec(causal=True),
                                         max_tokens=max(n, 16)))
-    kept = matrices.MAX_MARKED_SIDE
-    matrices.MAX_MARKED_SIDE = n if marked else 0
-    try:
-        figure = matrices.heatmap(trace, "weights")
-    finally:
-        matrices.MAX_MARKED_SIDE = kept
+    figure = matrices.heatmap(trace, "weights", marked_side=n if marked else 0)
     return json.loads(plotly_json.to_json_plotly(ready_spec(figure)))
 
 

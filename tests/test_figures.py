@@ -52,6 +52,16 @@ def test_masked_cells_are_gaps_with_a_marker_but_the_record_keeps_its_numbers():
     assert not np.isnan(trace.attention.weights).any()  # display only
 
 
+@pytest.mark.parametrize("marked_side, crosses", [(3, 3), (2, 0), (0, 0)])
+def test_masked_cells_carry_a_cross_only_up_to_the_marked_side(marked_side, crosses):
+    """`marked_side` is the longest side drawn with ×; beyond it masked cells are gaps only."""
+    trace = build_toy_trace(ToySettings(text="a b c", mask=MaskSpec(causal=True)))
+    figure = heatmap(trace, "weights", marked_side=marked_side)
+    markers = [t for t in figure.data if t.type == "scatter"]
+    assert sum(len(marker.x) for marker in markers) == crosses
+    assert np.isnan(np.asarray(_heat(figure).z, dtype=float)[~trace.attention.mask]).all()
+
+
 def test_numbers_are_printed_in_small_matrices_only():
     small = build_toy_trace(ToySettings(text="a b c"))
     assert _heat(heatmap(small, "weights")).texttemplate

@@ -324,13 +324,14 @@ def matrix_heatmap(
     style: FigureStyle = FigureStyle(),
     highlight_rows: tuple[int, ...] = (),
     highlight_cells: tuple[tuple[int, int], ...] = (),
+    marked_side: int = MAX_MARKED_SIDE,
 ) -> go.Figure:
     """A labelled heatmap of one matrix, (rows, columns).
 
     colour: "signed" (diverging, centred at 0), "weights" (0–1) or "mask" (two colours).
     masked: boolean (rows, columns), True where the cell is masked: drawn as a grey gap
-    (with a × up to MAX_MARKED_SIDE rows and columns), never coloured as a value (display
-    only; the records keep their numbers).
+    (with a × when neither side is longer than `marked_side`), never coloured as a value
+    (display only; the records keep their numbers).
     A side longer than MAX_DRAWN_SIDE is drawn in blocks: the block maximum for weights
     (where attention goes is what matters), the block mean otherwise (for the mask: the
     share of allowed cells), and the title says so.
@@ -391,7 +392,7 @@ def matrix_heatmap(
     if show_numbers and colour != "mask":
         heat.update(texttemplate="%{z:.2f}", textfont={"size": style.font_size})
     traces = [go.Heatmap(**heat)]
-    marked = max(rows, columns) <= MAX_MARKED_SIDE
+    marked = max(rows, columns) <= marked_side
     if masked is not None and masked.any() and colour != "mask" and marked:
         mask_rows, mask_columns = np.nonzero(masked)
         traces.append(
@@ -824,6 +825,7 @@ def heatmap(
     style: FigureStyle = FigureStyle(),
     window: tuple[slice, slice] | None = None,
     highlight: tuple[int, int] | None = None,
+    marked_side: int = MAX_MARKED_SIDE,
 ) -> go.Figure:
     """The heatmap of the recorded matrix `name` of a toy trace, labelled by tokens.
 
@@ -833,6 +835,7 @@ def heatmap(
     `window` = (rows, columns) slices draws only that part, cell by cell (the zoom).
     `highlight` = (i, j), query i and key j: outlines cell (i, j) of an n × m matrix, row i of a
     query-side matrix (X, Q, AV) and row j of a key-side one (K, V): what cell (i, j) is made of.
+    `marked_side`: the longest side whose masked cells carry a × (see `matrix_heatmap`).
     """
     info = MATRICES[name]
     row_labels, column_labels = trace.axis_labels(name)
@@ -864,6 +867,7 @@ def heatmap(
         style=style,
         highlight_rows=highlight_rows,
         highlight_cells=highlight_cells,
+        marked_side=marked_side,
     )
 
 
