@@ -93,9 +93,23 @@ class Shown:
     cell: CellTrace
     query_labels: list[str]
     key_labels: list[str]
-    names: dict  # token labels in bold for Markdown sentences, with i and j
-    plain: dict  # the same, plain, for figure titles
     words: CellFigureText
+
+    @property
+    def plain(self) -> dict:
+        """i, j and their tokens' labels, for figure titles."""
+        i, j = self.cell.i, self.cell.j
+        return {"i": i, "j": j, "query_token": self.query_labels[i], "key_token": self.key_labels[j]}
+
+    @property
+    def names(self) -> dict:
+        """The same with the labels in bold, for Markdown sentences."""
+        plain = self.plain
+        return {
+            **plain,
+            "query_token": f"**{escape_markdown(plain['query_token'])}**",
+            "key_token": f"**{escape_markdown(plain['key_token'])}**",
+        }
 
 
 def explain_row(shown: Shown, step: str, **numbers) -> None:
@@ -216,22 +230,16 @@ with picker_column:
     if trace.is_cross_attention:
         st.caption(t("follow_cell.cross_note", n=len(query_labels), m=len(key_labels)))
 cell = follow_cell(attention, i, j)  # a few dozen multiplications: no cache needed
-names = {  # token labels in bold for Markdown sentences; `plain` for titles
-    "i": i,
-    "j": j,
-    "query_token": f"**{escape_markdown(query_labels[i])}**",
-    "key_token": f"**{escape_markdown(key_labels[j])}**",
-}
-plain = {"i": i, "j": j, "query_token": query_labels[i], "key_token": key_labels[j]}  # figure titles
+shown = Shown(settings, cell, query_labels, key_labels, cell_text())
 with picker_column:
-    st.markdown(t("follow_cell.cell_meaning", **names))
+    st.markdown(t("follow_cell.cell_meaning", **shown.names))
 with locator_column:
     chart(
-        cell_locator(trace, cell, text=figure_text(), title=t("follow_cell.locator.title", **plain)),
+        cell_locator(trace, cell, text=figure_text(), title=t("follow_cell.locator.title", **shown.plain)),
         key="cell-locator",
         config=PLOT_CONFIG,
     )
 key_numbers(cell)
 
 steps = {"dot": dot_step, "scale": scale_step, "mask": mask_step, "softmax": softmax_step, "output": output_step}
-steps[show_step()](Shown(settings, cell, query_labels, key_labels, names, plain, cell_text()))
+steps[show_step()](shown)
