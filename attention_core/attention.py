@@ -15,12 +15,12 @@ Conventions follow PyTorch's `scaled_dot_product_attention`:
 
 from __future__ import annotations
 
-import contextlib
 import math
-import mmap
 from dataclasses import dataclass, fields
 
 import numpy as np
+
+from .record_memory import record_buffer
 
 __all__ = ["AttentionTrace", "masked_softmax", "scaled_dot_product_attention"]
 
@@ -85,39 +85,6 @@ def _as_matrix_stack(name: str, value, dtype) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return array
-
-
-HUGE_PAGE = 2 << 20
-"""Bytes of a transparent huge page on x86-64 Linux (and most arm64 kernels)."""
-
-
-def _record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An array for a record (zeros until written). One of 2 MiB or more gets memory of its
-    own from the system, backed by huge pages, and gives it back as soon as it is dropped.
-
-    A record is fresh memory: the kernel zeroes each page on its first write, a page fault each.
-    NumPy asks Linux for huge pages for large arrays, but only whole aligned 2 MiB stretches of
-    an allocation can have them, and malloc's addresses rarely are aligned: a 16 MiB record
-    had 7 huge pages and 512 small ones. Here it has 8 (`benchmarks/engine_overhead.py`). A
-    mapping of its own also goes back to the system when the record is dropped, where a
-    malloc'd block may stay with the process (`benchmarks/memory.py`). The slack before the
-    aligned start is never written: it costs address space, not memory.
-    """
-    count = math.prod(shape)
-    nbytes = count * dtype.itemsize
-    if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):  # small, or not Linux
-        return np.empty(shape, dtype)
-    region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    start = -np.frombuffer(region, np.uint8, count=1).ctypes.data % HUGE_PAGE
-    _advise_huge_pages(region, start, nbytes)
-    return np.frombuffer(region, dtype, count=count, offset=start).reshape(shape)
-
-
-def _advise_huge_pages(region: mmap.mmap, start: int, length: int) -> None:
-    """Ask Linux to back part of a mapping with huge pages. A kernel built without them
-    refuses (EINVAL): the record then has small pages, as a malloc'd one would."""
-    with contextlib.suppress(OSError):
-        region.madvise(mmap.MADV_HUGEPAGE, start, length)
 
 
 def _result_dtype(*arrays) -> np.dtype:
@@ -246,19 +213,20 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
     score_batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
     n, m = q.shape[-2], k.shape[-2]
     scores_shape = (*score_batch, n, m)
-    # Fresh buffers for the records; the steps after Q Kᵀ write straight into them, block of
-    # rows by block of rows. An overflow (inf, and inf − inf = NaN after it) is reported below.
+    # Buffers for the records (large ones may reuse the memory of dropped records: every cell
+    # is written below); the steps after Q Kᵀ write straight into them, block of rows by block
+    # of rows. An overflow (inf, and inf − inf = NaN after it) is reported below.
     with np.errstate(over="ignore", invalid="ignore"):
-        raw_scores = np.matmul(q, np.swapaxes(k, -1, -2), out=_record_buffer(scores_shape, dtype))  # (..., n, m)
-        scaled_scores = _record_buffer(scores_shape, dtype)  # (..., n, m)
-        weights = _record_buffer(scores_shape, dtype)  # (..., n, m)
+        raw_scores = np.matmul(q, np.swapaxes(k, -1, -2), out=record_buffer(scores_shape, dtype))  # (..., n, m)
+        scaled_scores = record_buffer(scores_shape, dtype)  # (..., n, m)
+        weights = record_buffer(scores_shape, dtype)  # (..., n, m)
         if mask is None:
             mask = np.broadcast_to(np.True_, scores_shape)  # (..., n, m), read-only, no memory
             masked_scores = scaled_scores  # nothing masked: the same (read-only) record
             mask_rows = None
         else:
             mask = _effective_mask(mask, scores_shape)  # (..., n, m)
-            masked_scores = _record_buffer(scores_shape, dtype)  # (..., n, m)
+            masked_scores = record_buffer(scores_shape, dtype)  # (..., n, m)
             mask_rows = mask.reshape(-1, m)  # (rows, m), a view of the fresh copy
         _score_steps(
             raw_scores.reshape(-1, m),  # (rows, m) views of the buffers: every stack of rows at once

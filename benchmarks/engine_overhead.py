@@ -12,10 +12,12 @@ system: what the call costs the machine, without the waits for a core that a sha
 machine adds; the first touch of fresh memory is system time).
 
 The step table times each of the engine's own steps alone (its internal functions, on
-buffers already touched), and "fresh memory" as the first touch of the records' new
-buffers; "rest" is the engine's total minus those steps. Two rows below them are not in the
-call: the floor's own scale and softmax (in place in its one buffer), to set beside the
-engine's, and three writes of buffers already touched, to set beside "fresh memory".
+buffers already touched), and "records' memory" as getting and writing the three records'
+buffers, which a call in a row of calls takes from the memory its predecessor dropped
+(`attention_core.record_memory`); "rest" is the engine's total minus those steps. Two rows
+below them are not in the call: the floor's own scale and softmax (in place in its one
+buffer), to set beside the engine's, and the same three records in new mappings, as a first
+call gets them (every page faulted in and zeroed by the kernel), to set beside "records' memory".
 
 PyTorch (`torch.nn.functional.scaled_dot_product_attention`, float64, CPU) is timed the
 same way at n = 1024 when `torch` can be imported (it is not in the app's environment:
@@ -25,7 +27,8 @@ script with those variables). `--native-blas` restarts it without OPENBLAS_CORET
 OPENBLAS_L2_SIZE, which this machine sets for old OpenBLAS builds and which select a slower
 kernel in a current one; the kernel in use is printed when threadpoolctl is installed.
 (The records of 2 MiB or more are mappings of their own, not glibc's memory: glibc's settings
-for keeping freed memory do not reach them.)
+for keeping freed memory do not reach them; the engine keeps up to `record_memory.KEPT_BYTES`
+of them after they are dropped. The floor's one buffer is glibc's, which keeps it too.)
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 from attention_core import attention as engine
-from attention_core import scaled_dot_product_attention
+from attention_core import record_memory, scaled_dot_product_attention
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 CORETYPE_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -98,14 +101,14 @@ def inputs(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.nda
     return tuple(rng.standard_normal((n, DK)).astype(dtype) for _ in range(3))
 
 
-FRESH_MEMORY = "fresh memory (3 records)"
+RECORD_MEMORY = "records' memory (3, kept)"
 SCORE_STEPS = "scaled, softmax (blocks)"
 """Names of two of the engine's rows in the step table (speed_report.py reads them)."""
 
-COMPARISONS = ("the floor: scale, softmax in place", "3 writes of touched (n, m) buffers")
+COMPARISONS = ("the floor: scale, softmax in place", "3 records in new mappings")
 """Rows of the step table timed beside the engine's steps, not part of its call: the floor's
-softmax in its one buffer, and writing three (n, m) buffers whose pages are already in place
-(against "fresh memory": what the first touch adds to writing them)."""
+softmax in its one buffer, and three records in new mappings, as a first call (or one after
+`release_kept_memory`) gets them: against "records' memory", what the first touch costs."""
 
 
 def steps(n: int, dtype, repeats: int) -> dict[str, float]:
@@ -117,20 +120,23 @@ def steps(n: int, dtype, repeats: int) -> dict[str, float]:
         buffer.fill(0)
     np.matmul(q, k.T, out=floor_scores)  # softmax in place again and again: the values stay finite
 
-    def fresh_memory():
-        for _ in range(3):
-            engine._record_buffer((n, n), np.dtype(dtype)).fill(0)  # the first write into a new record
+    def record_memory_of_a_call(fresh: bool):
+        if fresh:
+            record_memory.release_kept_memory()  # what a previous call dropped goes back to the system
+        records = [record_memory.record_buffer((n, n), np.dtype(dtype)) for _ in range(3)]
+        for record in records:
+            record.fill(0)  # written in full, as the engine writes every record
 
     parts = {
         "inputs (copy, check)": lambda: [engine._as_matrix_stack(name, x, np.dtype(dtype))
                                          for name, x in (("q", q), ("k", k), ("v", v))],
-        FRESH_MEMORY: fresh_memory,
+        RECORD_MEMORY: lambda: record_memory_of_a_call(fresh=False),
         "raw = Q Kᵀ": lambda: np.matmul(q, k.T, out=raw),
         SCORE_STEPS: lambda: engine._score_steps(raw, scale, scaled, None, scaled, weights),
         "output = W V": lambda: weights @ v,
         "engine, whole call": lambda: scaled_dot_product_attention(q, k, v),
         COMPARISONS[0]: lambda: tight_softmax(floor_scores, scale),
-        COMPARISONS[1]: lambda: [buffer.fill(0) for buffer in (raw, scaled, weights)],
+        COMPARISONS[1]: lambda: record_memory_of_a_call(fresh=True),
     }
     measured = compare(parts, repeats)
     cpu = {name: value[1] for name, value in measured.items()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_core import attention
+from attention_core import attention, record_memory
 from attention_core.attention import scaled_dot_product_attention
 
 
@@ -82,7 +82,7 @@ def test_large_records_start_on_a_huge_page(shape):
     for name in ("raw_scores", "scaled_scores", "masked_scores", "weights"):
         record = getattr(trace, name)
         assert record.shape == shape and record.flags.c_contiguous and not record.flags.writeable
-        assert record.ctypes.data % attention.HUGE_PAGE == 0, name
+        assert record.ctypes.data % record_memory.HUGE_PAGE == 0, name
 
 
 def test_small_records_are_plain_arrays():
@@ -99,4 +99,4 @@ def test_a_kernel_without_huge_pages_still_gets_its_records():
         def madvise(self, *_):
             raise OSError(22, "Invalid argument")
 
-    attention._advise_huge_pages(Refusing(), 0, attention.HUGE_PAGE)  # no exception
+    record_memory._advise_huge_pages(Refusing(), 0, record_memory.HUGE_PAGE)  # no exception

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from attention_core import MaskSpec, ToySettings, build_toy_trace
+from attention_core import MaskSpec, ToySettings, build_toy_trace, record_memory
 from ui import cache
 
 
@@ -93,6 +93,20 @@ def test_idle_results_are_dropped_after_their_time_to_live(monkeypatch):
     now[0] += cache.small_results.ttl + 1
     cache.sweep()
     assert alive_megabytes() == 0
+
+
+def test_a_dropped_trace_s_memory_goes_back_to_the_system_not_to_the_engine_s_keep(monkeypatch):
+    """The engine keeps the mappings of dropped records for its next call; on a server, the
+    sweeper gives them back to the system when it drops an idle result (and once a minute)."""
+    now = [0.0]
+    monkeypatch.setattr(cache.large_results, "clock", lambda: now[0])
+    settings = ToySettings(text=" ".join(["word"] * 1024), dk=8, seed=0, mask=MaskSpec(causal=True))
+    cache.memo(build_toy_trace, settings)  # (1024, 1024) float32 records: mappings of their own
+    record_memory.release_kept_memory()
+    now[0] += cache.large_results.ttl + 1
+    cache.sweep()
+    gc.collect()
+    assert record_memory.kept_bytes() == 0
 
 
 def test_a_result_in_use_is_kept_past_its_time_to_live(monkeypatch):

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 import streamlit as st
 
-from attention_core import MAX_TEXT_CHARS, InputError, ToySettings, ToyTrace, build_toy_trace
+from attention_core import MAX_TEXT_CHARS, InputError, ToySettings, ToyTrace, build_toy_trace, record_memory
 
 from .language import t
 from .notices import notice_once
@@ -331,8 +331,10 @@ def sweep() -> int:
 
 
 def _release_free_memory() -> None:
-    """Ask glibc to return freed heap pages to the system (large arrays are returned by
-    themselves; this also covers many smaller ones). Does nothing elsewhere."""
+    """Give freed memory back to the system: the engine's kept record mappings (it keeps those
+    of dropped records for its next call, up to `record_memory.KEPT_BYTES`), and the heap pages
+    glibc holds (many smaller arrays; a no-op elsewhere)."""
+    record_memory.release_kept_memory()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
