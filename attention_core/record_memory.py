@@ -50,9 +50,9 @@ def record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     span = -(-nbytes // HUGE_PAGE) * HUGE_PAGE  # whole huge pages: records of nearby sizes share
     region, start = _KEPT.take(span) or _new_region(span)
     flat = np.frombuffer(region, dtype, count=count, offset=start)
-    # NumPy's view of the mapping holds it until the last array that shares its memory is gone.
-    weakref.finalize(flat.base, _KEPT.put, region, start, span).atexit = False
-    return flat.reshape(shape)
+    if isinstance(flat.base, memoryview):  # NumPy's view of the mapping: alive while any array shares it
+        weakref.finalize(flat.base, _KEPT.put, region, start, span).atexit = False
+    return flat.reshape(shape)  # (otherwise not kept: the mapping is unmapped with its last array)
 
 
 def kept_bytes() -> int:
