@@ -151,16 +151,17 @@ def engine_lines(texts: dict[str, str]) -> list[tuple[str, str, str]]:
                 f"wall {torch[0]:.2f}, cpu {torch[1]:.2f}" if torch else "not measured",
                 verdict(torch and max(torch) <= 1.0, torch),
             ))
-    from engine_overhead import COMPARISONS, RECORD_MEMORY, SCORE_STEPS  # the step table's row names
+    from engine_overhead import COMPARISONS, RECORD_MEMORY, SCORE_STEPS, WHOLE_CALL  # the step table's row names
 
     text = texts.get("engine_1thread", "")
     step, size = step_times(text), re.search(r"the engine's steps, n = m = (\d+)", text)
-    floor_softmax, new_mappings = COMPARISONS
-    if size and {RECORD_MEMORY, SCORE_STEPS, *COMPARISONS} <= step.keys():
+    floor_softmax, new_mappings, whole_call_new_mappings = COMPARISONS
+    if size and {RECORD_MEMORY, SCORE_STEPS, WHOLE_CALL, *COMPARISONS} <= step.keys():
         lines.append((
             f"  where the engine's time goes, 1 thread, n = {size.group(1)} (its step table, CPU ms)",
             f"records written {step[RECORD_MEMORY]:.1f} (in new mappings: {step[new_mappings]:.1f}); "
-            f"softmax {step[SCORE_STEPS]:.1f} (the floor's in place: {step[floor_softmax]:.1f})",
+            f"softmax {step[SCORE_STEPS]:.1f} (the floor's in place: {step[floor_softmax]:.1f}); "
+            f"whole call {step[WHOLE_CALL]:.1f} (in new mappings: {step[whole_call_new_mappings]:.1f})",
             "(profile)",
         ))
     return lines
