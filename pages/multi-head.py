@@ -24,7 +24,7 @@ from ui.i18n import translate
 from ui.language import language, t
 from ui.lesson_views import untrained_note
 from ui.url import MULTI_HEAD_PARTS, part_named_by_link
-from ui.views import chart, choice_strip, fully_masked_notice, matrix_view, stage_sentence
+from ui.views import chart, choice_strip, fully_masked_notice, matrix_view, stage_numbers, stage_sentence
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -109,15 +109,7 @@ def size_controls() -> tuple[int, int]:
 
 def head_stage(stage, trace, head: int) -> None:
     """Title, formula, explanation and matrices of one stage of one head."""
-    values = dict(
-        head=head + 1,
-        n=len(trace.query_tokens),
-        m=len(trace.key_tokens),
-        dk=trace.settings.dk,
-        dv=trace.attention.v.shape[-1],
-        d_model=trace.settings.d_model,
-        scale=trace.attention.scale,
-    )
+    values = {"head": head + 1, **stage_numbers(trace)}
     if stage.name == "qkv":
         st.markdown(f"**{t('multi_head.stage.qkv.title', **values)}**")
         st.latex(HEAD_QKV_FORMULA)
@@ -125,7 +117,7 @@ def head_stage(stage, trace, head: int) -> None:
     else:
         st.markdown(f"**{t('multi_head.head', number=head + 1)} · {t(f'stage.{stage.name}.title')}**")
         st.latex(stage.formula)
-        st.markdown(stage_sentence(stage.name, **values))
+        st.markdown(stage_sentence(stage.name, trace, head=head + 1))
     if stage.name == "masked_scores" and trace.settings.mask.is_empty:
         st.caption(t("stage.masked_scores.none"))
     if stage.name in ("masked_scores", "weights", "output"):

@@ -52,17 +52,7 @@ def stage_explanation(stage_name: str, trace) -> None:
     n, m = len(trace.query_tokens), len(trace.key_tokens)
     dk = settings.dk
     identity_self = settings.projection == "identity" and not is_cross(trace)
-    st.markdown(
-        stage_sentence(
-            stage_name,
-            n=n,
-            m=m,
-            dk=dk,
-            dv=trace.attention.v.shape[-1],
-            d_model=trace.x_query.shape[-1],
-            scale=trace.attention.scale,
-        )
-    )
+    st.markdown(stage_sentence(stage_name, trace))
     if stage_name == "embeddings" and is_cross(trace):
         st.caption(t("stage.embeddings.cross", n=n, m=m))
     if stage_name == "raw_scores" and identity_self:

@@ -365,3 +365,30 @@ def test_every_kept_heatmap_is_the_one_its_settings_build(view):
         assert not at.exception, [e.value for e in at.exception]
         sent = plotly_specs(at)
         assert sent == _fresh_specs(at), f"after {key} = {value!r}"
+
+
+@pytest.mark.parametrize(
+    "settings, d_model",
+    [
+        (ToySettings(dk=8, d_model=16), 16),
+        (ToySettings(dk=4, d_model=16, projection="identity"), 4),  # Q = K = V = X: X is dk wide
+        (ToySettings(dk=8, d_model=32, query_text="Le chat dort."), 32),  # cross-attention: n ≠ m
+    ],
+)
+def test_the_stage_sentences_quote_the_sizes_the_settings_chose(settings, d_model):
+    """The numbers under each stage's formula are read from the trace; they must be the sizes
+    the sidebar chose (the step-through and the multi-head page share this reading)."""
+    trace = build_toy_trace(settings)
+    numbers = views.stage_numbers(trace)
+    assert numbers["dk"] == numbers["dv"] == settings.dk and numbers["d_model"] == d_model
+    assert (numbers["n"], numbers["m"]) == trace.attention.weights.shape
+    assert numbers["scale"] == pytest.approx(1 / np.sqrt(settings.dk))
+
+
+def test_one_head_s_sentences_quote_the_head_s_sizes():
+    from attention_core.toy_multihead import build_toy_multihead, head_trace
+
+    trace = head_trace(build_toy_multihead(ToySettings(), d_model=32, num_heads=4), 1)
+    numbers = views.stage_numbers(trace)
+    assert (numbers["dk"], numbers["dv"], numbers["d_model"]) == (8, 8, 32)  # dk = d_model / h
+    assert numbers["scale"] == pytest.approx(1 / np.sqrt(8))

@@ -342,12 +342,29 @@ LONGEST_NAMED_LABEL = 24
 """Characters of a token label named in a notice (a pasted "word" may be thousands long)."""
 
 
-def stage_sentence(stage_name: str, **numbers) -> str:
+def stage_numbers(trace: ToyTrace) -> dict[str, int | float]:
+    """The numbers a stage's sentences quote, read from the trace itself: n queries, m keys, dk,
+    dv, d_model (the embeddings' width: dk's with identity projections) and the scale."""
+    attention = trace.attention
+    return {
+        "n": len(trace.query_tokens),
+        "m": len(trace.key_tokens),
+        "dk": attention.dk,
+        "dv": attention.v.shape[-1],
+        "d_model": trace.x_query.shape[-1],
+        "scale": attention.scale,
+    }
+
+
+def stage_sentence(stage_name: str, trace: ToyTrace, **words) -> str:
     """The plain sentence under a stage's formula (`stage.<name>.explain`), on every page that
-    steps through the stages. The words no page chooses (the palette's colours, up to how many
-    tokens a masked cell carries a ×) are added here, so that no page can leave one out; the
-    caller gives the trace's numbers (n, m, dk, dv, d_model, scale)."""
-    return t(f"stage.{stage_name}.explain", **{"marked": MAX_MARKED_SIDE, **colour_words(), **numbers})
+    steps through the stages, with the trace's numbers (`stage_numbers`). The words no page
+    chooses (the palette's colours, up to how many tokens a masked cell carries a ×) are added
+    here, so that no page can leave one out; `words` are a page's own (a head's number)."""
+    return t(
+        f"stage.{stage_name}.explain",
+        **{"marked": MAX_MARKED_SIDE, **colour_words(), **stage_numbers(trace), **words},
+    )
 
 
 def fully_masked_notice(trace: ToyTrace) -> None:
