@@ -358,11 +358,12 @@ def explore(
                 continue
             seen_widgets.add(mark)
             moves = moves_of(widget)
-            if revealed_budget is not None and widget.type in PICKER_TYPES:
-                moves = _spread(moves)  # a picker's every option (its ends and middle if it has many)
-            elif revealed_budget is not None:
-                moves = moves[: max(0, revealed_budget)]
-                revealed_budget -= len(moves)
+            if revealed_budget is not None:  # a sampled walk
+                if widget.type in PICKER_TYPES:
+                    moves = _spread(moves)  # a picker's every option (its ends and middle if it has many)
+                else:
+                    moves = moves[: max(0, revealed_budget)]
+                    revealed_budget -= len(moves)
             children = [Scenario(page, (*scenario.moves, move), scenario.query) for move in moves]
             for child in children:
                 if child not in seen_scenarios:
