@@ -29,9 +29,9 @@ HUGE_PAGE = 2 << 20
 """Bytes of a transparent huge page on x86-64 Linux (and most arm64 kernels)."""
 
 KEPT_BYTES = 96 << 20
-"""Most bytes of dropped records' mappings kept for reuse: the four (n, m) records of one
-2,048-token float32 call (16 MiB each) with their slack, or those of a 1,024-token float64
-one. Beyond it the oldest kept mapping goes back to the system."""
+"""Most bytes of dropped records' mappings kept for reuse: the four (n, m) records of a masked
+2,048-token float32 call (16 MiB each, the largest single-head call the app makes) and half as
+much again. Beyond it the oldest kept mapping goes back to the system."""
 
 
 def record_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

@@ -134,3 +134,10 @@ def test_calls_in_parallel_threads_get_their_own_records():
     for thread in threads:
         thread.join()
     assert not failures
+
+
+def test_the_readme_states_the_bound():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"{record_memory.KEPT_BYTES >> 20} MiB of dropped" in readme
