@@ -355,7 +355,7 @@ def text_area_locator(page, label: str = TEXT_LABEL):
 
 LOAD_TIMEOUT_S = 180.0
 """Seconds a page may take to open. A server's first visit imports the app, and on a busy
-machine (the CI's smoke run starts every benchmark at once, load 4 to 5) that alone has taken
+machine (the CI's smoke run when it started every benchmark at once, load 4 to 5) that alone took
 over a minute; every script gives a page this long, and a change its own, shorter limit."""
 
 FIRST_VISIT_PREFIX = "first visit (the server imports the app, before the timed rows): "
