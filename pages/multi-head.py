@@ -115,9 +115,9 @@ def head_stage(stage, trace, head: int) -> None:
         st.latex(HEAD_QKV_FORMULA)
         st.markdown(t("multi_head.stage.qkv.explain", **values))
     else:
-        st.markdown(f"**{t('multi_head.head', number=head + 1)} · {t(f'stage.{stage.name}.title')}**")
+        st.markdown(f"**{t('multi_head.head', number=values['head'])} · {t(f'stage.{stage.name}.title')}**")
         st.latex(stage.formula)
-        st.markdown(stage_sentence(stage.name, trace, head=head + 1))
+        st.markdown(stage_sentence(stage.name, trace, head=values["head"]))
     if stage.name == "masked_scores" and trace.settings.mask.is_empty:
         st.caption(t("stage.masked_scores.none"))
     if stage.name in ("masked_scores", "weights", "output"):

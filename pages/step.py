@@ -21,7 +21,7 @@ from ui.lesson_views import (
     projection_panel,
     untrained_note,
 )
-from ui.views import export_panel, fully_masked_notice, matrix_view, stage_sentence
+from ui.views import export_panel, fully_masked_notice, matrix_view, stage_numbers, stage_sentence
 
 run_through_app()  # a link opened as a fresh server's first request: see ui/first_run.py
 
@@ -49,12 +49,11 @@ def is_cross(trace) -> bool:
 def stage_explanation(stage_name: str, trace) -> None:
     """The plain sentences under a stage's formula."""
     settings = trace.settings
-    n, m = len(trace.query_tokens), len(trace.key_tokens)
-    dk = settings.dk
+    numbers = stage_numbers(trace)
     identity_self = settings.projection == "identity" and not is_cross(trace)
     st.markdown(stage_sentence(stage_name, trace))
     if stage_name == "embeddings" and is_cross(trace):
-        st.caption(t("stage.embeddings.cross", n=n, m=m))
+        st.caption(t("stage.embeddings.cross", n=numbers["n"], m=numbers["m"]))
     if stage_name == "raw_scores" and identity_self:
         st.caption(t("stage.raw_scores.identity"))
     if stage_name in ("scaled_scores", "weights") and identity_self:
@@ -62,15 +61,15 @@ def stage_explanation(stage_name: str, trace) -> None:
         st.info(
             t(
                 "stage.scaled_scores.identity",
-                root=math.sqrt(dk),
+                root=math.sqrt(numbers["dk"]),
                 diagonal=diagonal.scaled_mean,
                 self_weight=diagonal.self_weight_mean,
             )
         )
     if stage_name == "qkv" and settings.projection == "identity":
         st.caption(t("stage.qkv.identity"))
-    if stage_name == "scaled_scores" and not math.isclose(trace.attention.scale, 1 / math.sqrt(dk)):
-        st.caption(t("stage.scaled_scores.custom_scale", scale=trace.attention.scale))
+    if stage_name == "scaled_scores" and not math.isclose(numbers["scale"], 1 / math.sqrt(numbers["dk"])):
+        st.caption(t("stage.scaled_scores.custom_scale", scale=numbers["scale"]))
     if stage_name == "masked_scores" and settings.mask.is_empty:
         st.caption(t("stage.masked_scores.none"))
     if stage_name in ("masked_scores", "weights", "output"):
