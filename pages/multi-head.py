@@ -117,7 +117,7 @@ def head_stage(stage, trace, head: int) -> None:
     else:
         st.markdown(f"**{t('multi_head.head', number=values['head'])} · {t(f'stage.{stage.name}.title')}**")
         st.latex(stage.formula)
-        st.markdown(stage_sentence(stage.name, trace, head=values["head"]))
+        st.markdown(stage_sentence(stage.name, values))
     if stage.name == "masked_scores" and trace.settings.mask.is_empty:
         st.caption(t("stage.masked_scores.none"))
     if stage.name in ("masked_scores", "weights", "output"):

@@ -51,7 +51,7 @@ def stage_explanation(stage_name: str, trace) -> None:
     settings = trace.settings
     numbers = stage_numbers(trace)
     identity_self = settings.projection == "identity" and not is_cross(trace)
-    st.markdown(stage_sentence(stage_name, trace))
+    st.markdown(stage_sentence(stage_name, numbers))
     if stage_name == "embeddings" and is_cross(trace):
         st.caption(t("stage.embeddings.cross", n=numbers["n"], m=numbers["m"]))
     if stage_name == "raw_scores" and identity_self:
