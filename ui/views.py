@@ -356,16 +356,13 @@ def stage_numbers(trace: ToyTrace) -> dict[str, int | float]:
     }
 
 
-def stage_sentence(stage_name: str, numbers: dict[str, int | float], **words) -> str:
+def stage_sentence(stage_name: str, numbers: dict[str, int | float]) -> str:
     """The plain sentence under a stage's formula (`stage.<name>.explain`), on every page that
-    steps through the stages, with the trace's numbers (`stage_numbers`, which the page reads
-    once for all its sentences). The words no page chooses (the palette's colours, up to how
-    many tokens a masked cell carries a ×) are added here, so that no page can leave one out;
-    `words` are a page's own (a head's number)."""
-    return t(
-        f"stage.{stage_name}.explain",
-        **{"marked": MAX_MARKED_SIDE, **colour_words(), **numbers, **words},
-    )
+    steps through the stages. `numbers` are the trace's (`stage_numbers`, which the page reads
+    once for all its sentences), with any of the page's own (a head's number). The words no page
+    chooses (the palette's colours, up to how many tokens a masked cell carries a ×) are added
+    here, so that no page can leave one out."""
+    return t(f"stage.{stage_name}.explain", **{"marked": MAX_MARKED_SIDE, **colour_words(), **numbers})
 
 
 def fully_masked_notice(trace: ToyTrace) -> None:
